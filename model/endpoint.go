@@ -1,0 +1,187 @@
+package model
+
+import (
+	"maps"
+	"net/netip"
+	"slices"
+	"strconv"
+)
+
+// Endpoint is one workload address serving one port of one service. A pod
+// that serves two ports of a service is two endpoints, one per port.
+//
+// An endpoint is addressed either by IP (Addresses, dual-stack workloads
+// carrying one address per family, IPv4 first) or, for DNS ServiceEntries,
+// by Hostname, a DNS name or a "unix://" socket path; never both.
+type Endpoint struct {
+	// Addresses are the endpoint's IPs, primary first; empty when
+	// Hostname is set.
+	Addresses []netip.Addr
+	// Hostname is a DNS name or unix:// path for endpoints not addressed
+	// by IP; "" otherwise.
+	Hostname string
+	// Port is the port the workload listens on (the target port).
+	Port uint32
+	// ServicePortName is the name of the service port served.
+	ServicePortName string
+	// Labels are the workload's labels, with the topology labels the
+	// registry adds.
+	Labels map[string]string
+	// Locality, Network and Cluster place the endpoint.
+	Locality Locality
+	Network  NetworkID
+	Cluster  ClusterID
+	// ServiceAccount is the workload's SPIFFE identity; "" when none.
+	ServiceAccount string
+	// TLSMode says whether the workload accepts Istio mutual TLS.
+	TLSMode TLSMode
+	// Health is the endpoint's health.
+	Health HealthStatus
+	// Weight is the load-balancing weight; 0 when unset.
+	Weight uint32
+	// NodeName is the Kubernetes node the pod runs on; "" otherwise.
+	NodeName string
+	// WorkloadKind, WorkloadNamespace and WorkloadName name the Pod or
+	// WorkloadEntry behind the endpoint; zero when unknown.
+	WorkloadKind      WorkloadKind
+	WorkloadNamespace string
+	WorkloadName      string
+}
+
+// Address returns the primary address as text: the first IP, or the
+// hostname.
+func (e *Endpoint) Address() string {
+	if len(e.Addresses) > 0 {
+		return e.Addresses[0].String()
+	}
+	return e.Hostname
+}
+
+// AddressStrings returns every address as text, primary first.
+func (e *Endpoint) AddressStrings() []string {
+	if len(e.Addresses) == 0 {
+		if e.Hostname == "" {
+			return []string{}
+		}
+		return []string{e.Hostname}
+	}
+	out := make([]string, len(e.Addresses))
+	for i, a := range e.Addresses {
+		out[i] = a.String()
+	}
+	return out
+}
+
+// Workload returns "namespace/name" of the workload behind the endpoint,
+// or "" when unknown.
+func (e *Endpoint) Workload() string {
+	if e.WorkloadName == "" {
+		return ""
+	}
+	return e.WorkloadNamespace + "/" + e.WorkloadName
+}
+
+// EndpointKey identifies an endpoint within one service and shard.
+type EndpointKey struct {
+	ServicePort string
+	Address     string
+	Port        uint32
+}
+
+// String returns "servicePort/address:port".
+func (k EndpointKey) String() string {
+	return k.ServicePort + "/" + k.Address + ":" + strconv.FormatUint(uint64(k.Port), 10)
+}
+
+// Key returns the endpoint's identity within its service and shard: the
+// service port, the primary address and the port.
+func (e *Endpoint) Key() EndpointKey {
+	return EndpointKey{ServicePort: e.ServicePortName, Address: e.Address(), Port: e.Port}
+}
+
+// Equals reports whether e and o are the same endpoint in every field. Nil
+// equals only nil.
+func (e *Endpoint) Equals(o *Endpoint) bool {
+	if e == nil || o == nil {
+		return e == o
+	}
+	return slices.Equal(e.Addresses, o.Addresses) &&
+		e.Hostname == o.Hostname &&
+		e.Port == o.Port &&
+		e.ServicePortName == o.ServicePortName &&
+		maps.Equal(e.Labels, o.Labels) &&
+		e.Locality == o.Locality &&
+		e.Network == o.Network &&
+		e.Cluster == o.Cluster &&
+		e.ServiceAccount == o.ServiceAccount &&
+		e.TLSMode == o.TLSMode &&
+		e.Health == o.Health &&
+		e.Weight == o.Weight &&
+		e.NodeName == o.NodeName &&
+		e.WorkloadKind == o.WorkloadKind &&
+		e.WorkloadNamespace == o.WorkloadNamespace &&
+		e.WorkloadName == o.WorkloadName
+}
+
+// DeepCopy returns a copy of e that shares no memory with it.
+func (e *Endpoint) DeepCopy() *Endpoint {
+	if e == nil {
+		return nil
+	}
+	out := *e
+	out.Addresses = slices.Clone(e.Addresses)
+	out.Labels = maps.Clone(e.Labels)
+	return &out
+}
+
+// EndpointsEqual reports whether two endpoint lists hold equal endpoints
+// in the same order.
+func EndpointsEqual(a, b []*Endpoint) bool {
+	return slices.EqualFunc(a, b, (*Endpoint).Equals)
+}
+
+// CompareEndpoints orders endpoints as the dump does: by service port,
+// cluster, primary address and port. It returns a negative number when a
+// sorts first, a positive one when b does, and 0 when they tie.
+func CompareEndpoints(a, b *Endpoint) int {
+	if c := cmpString(a.ServicePortName, b.ServicePortName); c != 0 {
+		return c
+	}
+	if c := cmpString(string(a.Cluster), string(b.Cluster)); c != 0 {
+		return c
+	}
+	if c := compareAddress(a, b); c != 0 {
+		return c
+	}
+	switch {
+	case a.Port < b.Port:
+		return -1
+	case a.Port > b.Port:
+		return 1
+	}
+	return 0
+}
+
+// compareAddress orders IP-addressed endpoints by IP (numerically, IPv4
+// first) before hostname-addressed ones, which sort by name.
+func compareAddress(a, b *Endpoint) int {
+	switch {
+	case len(a.Addresses) > 0 && len(b.Addresses) > 0:
+		return a.Addresses[0].Compare(b.Addresses[0])
+	case len(a.Addresses) > 0:
+		return -1
+	case len(b.Addresses) > 0:
+		return 1
+	}
+	return cmpString(a.Hostname, b.Hostname)
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

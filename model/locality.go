@@ -1,0 +1,49 @@
+package model
+
+import "strings"
+
+// Locality is where a workload runs: region, zone and subzone.
+type Locality struct {
+	Region, Zone, Subzone string
+}
+
+// ParseLocality reads "region/zone/subzone", the form of the
+// topology.istio.io/locality label (where '.' may stand for '/', because a
+// label value cannot hold '/') and of ServiceEntry endpoint localities.
+// Missing trailing parts are empty; parts past the third are ignored.
+func ParseLocality(s string) Locality {
+	if s == "" {
+		return Locality{}
+	}
+	sep := "/"
+	if !strings.Contains(s, "/") {
+		sep = "."
+	}
+	parts := strings.SplitN(s, sep, 4)
+	var l Locality
+	l.Region = parts[0]
+	if len(parts) > 1 {
+		l.Zone = parts[1]
+	}
+	if len(parts) > 2 {
+		l.Subzone = parts[2]
+	}
+	return l
+}
+
+// IsZero reports whether nothing is known of the locality.
+func (l Locality) IsZero() bool { return l == Locality{} }
+
+// String returns "region/zone/subzone" with empty trailing parts dropped:
+// "us-east1/us-east1-b" when there is no subzone, "/zone-x" when only a
+// zone is known, "" when nothing is.
+func (l Locality) String() string {
+	switch {
+	case l.Subzone != "":
+		return l.Region + "/" + l.Zone + "/" + l.Subzone
+	case l.Zone != "":
+		return l.Region + "/" + l.Zone
+	default:
+		return l.Region
+	}
+}

@@ -1,0 +1,249 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/netip"
+	"slices"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// DumpVersion is the version of the dump format this package writes.
+const DumpVersion = 1
+
+// Dump is a registry's state in the registry dump format (version 1): the
+// JSON contract between registry-dump and every tool or test that reads a
+// dump. Build one with NewDump; encode it with encoding/json or WriteJSON.
+// Lists are never nil, so they encode as [] rather than null.
+type Dump struct {
+	Version     int              `json:"version"`
+	Services    []DumpService    `json:"services"`
+	Workloads   []DumpWorkload   `json:"workloads"`
+	Diagnostics []DumpDiagnostic `json:"diagnostics"`
+}
+
+// DumpService is a service in a Dump.
+type DumpService struct {
+	Hostname          string              `json:"hostname"`
+	Namespace         string              `json:"namespace"`
+	Name              string              `json:"name"`
+	Provider          string              `json:"provider"`
+	Resolution        string              `json:"resolution"`
+	MeshExternal      bool                `json:"meshExternal"`
+	Ports             []DumpPort          `json:"ports"`
+	Addresses         map[string][]string `json:"addresses"`
+	ExternalAddresses map[string][]string `json:"externalAddresses"`
+	AutoAddresses     []string            `json:"autoAddresses"`
+	ExportTo          []string            `json:"exportTo"`
+	ExternalName      string              `json:"externalName"`
+	Endpoints         []DumpEndpoint      `json:"endpoints"`
+}
+
+// DumpPort is a service port in a Dump.
+type DumpPort struct {
+	Name     string `json:"name"`
+	Port     uint32 `json:"port"`
+	Protocol string `json:"protocol"`
+}
+
+// DumpEndpoint is an endpoint in a Dump.
+type DumpEndpoint struct {
+	ServicePort    string            `json:"servicePort"`
+	Address        string            `json:"address"`
+	Addresses      []string          `json:"addresses"`
+	Port           uint32            `json:"port"`
+	Cluster        string            `json:"cluster"`
+	Network        string            `json:"network"`
+	Locality       string            `json:"locality"`
+	ServiceAccount string            `json:"serviceAccount"`
+	TLSMode        string            `json:"tlsMode"`
+	Health         string            `json:"health"`
+	Workload       string            `json:"workload"`
+	Labels         map[string]string `json:"labels"`
+	Weight         uint32            `json:"weight"`
+}
+
+// DumpWorkload is a workload instance in a Dump.
+type DumpWorkload struct {
+	Name           string            `json:"name"`
+	Namespace      string            `json:"namespace"`
+	Kind           string            `json:"kind"`
+	Cluster        string            `json:"cluster"`
+	Addresses      []string          `json:"addresses"`
+	Labels         map[string]string `json:"labels"`
+	ServiceAccount string            `json:"serviceAccount"`
+	Network        string            `json:"network"`
+	Locality       string            `json:"locality"`
+}
+
+// DumpDiagnostic is a diagnostic in a Dump.
+type DumpDiagnostic struct {
+	Severity  string `json:"severity"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Cluster   string `json:"cluster"`
+	Message   string `json:"message"`
+}
+
+// NewDump captures the current state of d. The order of every list is
+// deterministic, as the format requires, whatever order d returns.
+func NewDump(d Discovery) *Dump {
+	out := &Dump{
+		Version:     DumpVersion,
+		Services:    []DumpService{},
+		Workloads:   []DumpWorkload{},
+		Diagnostics: []DumpDiagnostic{},
+	}
+	for _, svc := range d.Services() {
+		out.Services = append(out.Services, dumpService(svc, d.Endpoints(svc.Key(), EndpointQuery{})))
+	}
+	slices.SortStableFunc(out.Services, func(a, b DumpService) int {
+		if c := compareStrings(a.Hostname, b.Hostname); c != 0 {
+			return c
+		}
+		return compareStrings(a.Namespace, b.Namespace)
+	})
+	for _, w := range d.Workloads() {
+		out.Workloads = append(out.Workloads, dumpWorkload(w))
+	}
+	slices.SortStableFunc(out.Workloads, func(a, b DumpWorkload) int {
+		for _, c := range [...]int{
+			compareStrings(a.Cluster, b.Cluster), compareStrings(a.Kind, b.Kind),
+			compareStrings(a.Namespace, b.Namespace), compareStrings(a.Name, b.Name),
+		} {
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	diags := slices.Clone(d.Diagnostics())
+	model.SortDiagnostics(diags)
+	for _, dg := range diags {
+		out.Diagnostics = append(out.Diagnostics, DumpDiagnostic{
+			Severity: dg.Severity.String(), Kind: dg.Kind, Namespace: dg.Namespace,
+			Name: dg.Name, Cluster: string(dg.Cluster), Message: dg.Message,
+		})
+	}
+	return out
+}
+
+// WriteJSON writes the dump of d as indented JSON followed by a newline.
+// Two dumps of the same state are byte-for-byte identical.
+func WriteJSON(w io.Writer, d Discovery) error {
+	return NewDump(d).WriteJSON(w)
+}
+
+// WriteJSON writes the dump as indented JSON followed by a newline.
+func (d *Dump) WriteJSON(w io.Writer) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(d); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func dumpService(svc *model.Service, eps []*model.Endpoint) DumpService {
+	ds := DumpService{
+		Hostname:          string(svc.Hostname),
+		Namespace:         svc.Namespace,
+		Name:              svc.Name,
+		Provider:          svc.Provider.String(),
+		Resolution:        svc.Resolution.String(),
+		MeshExternal:      svc.MeshExternal,
+		Ports:             make([]DumpPort, 0, len(svc.Ports)),
+		Addresses:         map[string][]string{},
+		ExternalAddresses: map[string][]string{},
+		AutoAddresses:     make([]string, 0, len(svc.AutoAddresses)),
+		ExportTo:          slices.Sorted(slices.Values(svc.ExportTo)),
+		ExternalName:      svc.ExternalName,
+		Endpoints:         make([]DumpEndpoint, 0, len(eps)),
+	}
+	for _, p := range svc.Ports {
+		ds.Ports = append(ds.Ports, DumpPort{Name: p.Name, Port: p.Port, Protocol: string(p.Protocol)})
+	}
+	for c, vips := range svc.Addresses {
+		ds.Addresses[string(c)] = prefixStrings(vips)
+	}
+	for c, addrs := range svc.ExternalAddresses {
+		ds.ExternalAddresses[string(c)] = append([]string{}, addrs...)
+	}
+	for _, a := range svc.AutoAddresses {
+		ds.AutoAddresses = append(ds.AutoAddresses, a.String())
+	}
+	if len(ds.ExportTo) == 0 {
+		ds.ExportTo = []string{"*"}
+	}
+	sorted := slices.Clone(eps)
+	slices.SortStableFunc(sorted, model.CompareEndpoints)
+	for _, ep := range sorted {
+		ds.Endpoints = append(ds.Endpoints, DumpEndpoint{
+			ServicePort:    ep.ServicePortName,
+			Address:        ep.Address(),
+			Addresses:      ep.AddressStrings(),
+			Port:           ep.Port,
+			Cluster:        string(ep.Cluster),
+			Network:        string(ep.Network),
+			Locality:       ep.Locality.String(),
+			ServiceAccount: ep.ServiceAccount,
+			TLSMode:        ep.TLSMode.String(),
+			Health:         ep.Health.String(),
+			Workload:       ep.Workload(),
+			Labels:         nonNilMap(ep.Labels),
+			Weight:         ep.Weight,
+		})
+	}
+	return ds
+}
+
+func dumpWorkload(w *model.WorkloadInstance) DumpWorkload {
+	return DumpWorkload{
+		Name:           w.Name,
+		Namespace:      w.Namespace,
+		Kind:           w.Kind.String(),
+		Cluster:        string(w.Endpoint.Cluster),
+		Addresses:      w.Endpoint.AddressStrings(),
+		Labels:         nonNilMap(w.Endpoint.Labels),
+		ServiceAccount: w.Endpoint.ServiceAccount,
+		Network:        string(w.Endpoint.Network),
+		Locality:       w.Endpoint.Locality.String(),
+	}
+}
+
+// prefixStrings renders VIPs: a single address as the bare address, a
+// range in CIDR notation.
+func prefixStrings(ps []netip.Prefix) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		if p.IsSingleIP() {
+			out[i] = p.Addr().String()
+		} else {
+			out[i] = p.String()
+		}
+	}
+	return out
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

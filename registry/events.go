@@ -1,0 +1,117 @@
+package registry
+
+import "github.com/meshreg/meshreg/model"
+
+// Event is one change a registry publishes: a ServiceEvent, an
+// EndpointsEvent or a WorkloadEvent.
+type Event interface {
+	// Deliver calls the handler's method for the event's kind.
+	Deliver(h Handler)
+}
+
+// ServiceEvent reports that a service was added, changed or deleted.
+//
+// Previous is nil for an add, Current is nil for a delete; an update
+// carries both. Values are never modified after publication.
+type ServiceEvent struct {
+	Type              model.EventType
+	Previous, Current *model.Service
+}
+
+// Service returns the current service, or on delete the last one.
+func (e ServiceEvent) Service() *model.Service {
+	if e.Current != nil {
+		return e.Current
+	}
+	return e.Previous
+}
+
+// Deliver calls h.OnService.
+func (e ServiceEvent) Deliver(h Handler) { h.OnService(e) }
+
+// EndpointsEvent carries the full endpoint list of one service from one
+// shard, after a change. An empty list means the shard has no endpoints for
+// the service any more. Consumers replace the shard's previous list with
+// this one; they never see a partial update.
+type EndpointsEvent struct {
+	Shard     model.ShardKey
+	Service   model.ServiceKey
+	Endpoints []*model.Endpoint
+}
+
+// Deliver calls h.OnEndpoints.
+func (e EndpointsEvent) Deliver(h Handler) { h.OnEndpoints(e) }
+
+// WorkloadEvent reports that a workload instance was added, changed or
+// deleted. Previous is nil for an add, Current is nil for a delete.
+type WorkloadEvent struct {
+	Type              model.EventType
+	Previous, Current *model.WorkloadInstance
+}
+
+// Workload returns the current workload, or on delete the last one.
+func (e WorkloadEvent) Workload() *model.WorkloadInstance {
+	if e.Current != nil {
+		return e.Current
+	}
+	return e.Previous
+}
+
+// Deliver calls h.OnWorkload.
+func (e WorkloadEvent) Deliver(h Handler) { h.OnWorkload(e) }
+
+// Handler receives a registry's events.
+//
+// Consistency contract:
+//   - A handler's methods are called one at a time, never concurrently
+//     with each other for the same subscription, in the order the registry
+//     made the changes.
+//   - A handler first receives the registry's state at the moment it
+//     subscribed, as add events: every service, then every non-empty
+//     endpoint list, then every workload.
+//   - A service's add event comes before its first endpoints event; when a
+//     service is deleted, an empty endpoints event for each shard that had
+//     endpoints comes before the delete.
+//   - An update that changes nothing is not published.
+//   - Handlers are called without any registry lock held: they may query
+//     the registry, and subscribe or unsubscribe, but the registry may
+//     have moved on from the state the event describes. A slow handler
+//     delays only its own subscription's events.
+//
+// A handler must not modify the values it receives.
+type Handler interface {
+	OnService(ServiceEvent)
+	OnEndpoints(EndpointsEvent)
+	OnWorkload(WorkloadEvent)
+}
+
+// HandlerFuncs adapts functions to a Handler. A nil function ignores its
+// events.
+type HandlerFuncs struct {
+	ServiceFunc   func(ServiceEvent)
+	EndpointsFunc func(EndpointsEvent)
+	WorkloadFunc  func(WorkloadEvent)
+}
+
+var _ Handler = HandlerFuncs{}
+
+// OnService calls ServiceFunc if it is set.
+func (f HandlerFuncs) OnService(e ServiceEvent) {
+	if f.ServiceFunc != nil {
+		f.ServiceFunc(e)
+	}
+}
+
+// OnEndpoints calls EndpointsFunc if it is set.
+func (f HandlerFuncs) OnEndpoints(e EndpointsEvent) {
+	if f.EndpointsFunc != nil {
+		f.EndpointsFunc(e)
+	}
+}
+
+// OnWorkload calls WorkloadFunc if it is set.
+func (f HandlerFuncs) OnWorkload(e WorkloadEvent) {
+	if f.WorkloadFunc != nil {
+		f.WorkloadFunc(e)
+	}
+}

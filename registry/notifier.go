@@ -1,0 +1,180 @@
+package registry
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Notifier is a set of handlers and the queues that feed them: the piece
+// every registry uses to publish events. It is safe for concurrent use.
+//
+// Each subscription has its own ordered queue. Notify only appends to the
+// queues and never calls a handler, so a registry may call it while holding
+// its own lock; a goroutine per subscription, running only while its queue
+// is not empty, calls the handler. A slow handler therefore delays nobody
+// but itself.
+//
+// To keep a late subscriber's initial state and later events in order, a
+// registry calls Subscribe and Notify under the same lock that guards its
+// state.
+//
+// The zero value is an empty set, ready to use.
+type Notifier struct {
+	// mu serialises changes to subs and the sequence number.
+	mu sync.Mutex
+	// subs is the current subscriptions, replaced whole on change so that
+	// Notify can read it without mu.
+	subs atomic.Pointer[[]*subscription]
+	// seq numbers the events notified so far.
+	seq uint64
+}
+
+type subscription struct {
+	h Handler
+
+	// mu guards queue, running and closed.
+	mu      sync.Mutex
+	queue   []queued
+	running bool
+	closed  bool
+
+	// done is the sequence number of the last event the handler has
+	// returned from (or the number at subscription, before any).
+	done atomic.Uint64
+}
+
+type queued struct {
+	ev  Event
+	seq uint64
+}
+
+// Subscribe adds h to the set. The initial events are queued for h first,
+// ahead of anything notified afterwards. The returned function removes h
+// and drops its queued events; it is idempotent. A call to h that was
+// already being made when it ran may still complete.
+func (n *Notifier) Subscribe(h Handler, initial []Event) (unsubscribe func()) {
+	s := &subscription{h: h}
+	n.mu.Lock()
+	s.done.Store(n.seq)
+	for _, ev := range initial {
+		s.push(queued{ev: ev, seq: n.seq})
+	}
+	var next []*subscription
+	if cur := n.subs.Load(); cur != nil {
+		next = slices.Clone(*cur)
+	}
+	next = append(next, s)
+	n.subs.Store(&next)
+	n.mu.Unlock()
+
+	var once sync.Once
+	return func() { once.Do(func() { n.remove(s) }) }
+}
+
+func (n *Notifier) remove(s *subscription) {
+	n.mu.Lock()
+	if cur := n.subs.Load(); cur != nil {
+		next := slices.DeleteFunc(slices.Clone(*cur), func(x *subscription) bool { return x == s })
+		n.subs.Store(&next)
+	}
+	n.mu.Unlock()
+	s.close()
+}
+
+// Notify queues ev for every current subscriber.
+func (n *Notifier) Notify(ev Event) {
+	n.mu.Lock()
+	n.seq++
+	q := queued{ev: ev, seq: n.seq}
+	subs := n.subs.Load()
+	n.mu.Unlock()
+	if subs == nil {
+		return
+	}
+	for _, s := range *subs {
+		s.push(q)
+	}
+}
+
+// Mark returns a position in the stream of events: every event notified so
+// far is at or before it.
+func (n *Notifier) Mark() uint64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.seq
+}
+
+// Delivered reports whether every current subscriber's handler has returned
+// from every event at or before mark. Registries use it to report
+// HasSynced only once their initial state has reached their handlers.
+func (n *Notifier) Delivered(mark uint64) bool {
+	subs := n.subs.Load()
+	if subs == nil {
+		return true
+	}
+	for _, s := range *subs {
+		if s.done.Load() < mark {
+			return false
+		}
+	}
+	return true
+}
+
+// Len returns the number of subscribers.
+func (n *Notifier) Len() int {
+	if subs := n.subs.Load(); subs != nil {
+		return len(*subs)
+	}
+	return 0
+}
+
+func (s *subscription) push(q queued) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.queue = append(s.queue, q)
+	if !s.running {
+		s.running = true
+		go s.drain()
+	}
+}
+
+// drain calls the handler for queued events until the queue is empty or
+// the subscription is closed, then exits.
+func (s *subscription) drain() {
+	for {
+		s.mu.Lock()
+		if len(s.queue) == 0 || s.closed {
+			s.queue = nil
+			s.running = false
+			s.mu.Unlock()
+			return
+		}
+		batch := s.queue
+		s.queue = nil
+		s.mu.Unlock()
+		for _, q := range batch {
+			if s.isClosed() {
+				break
+			}
+			q.ev.Deliver(s.h)
+			s.done.Store(q.seq)
+		}
+	}
+}
+
+func (s *subscription) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+func (s *subscription) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.queue = nil
+	s.mu.Unlock()
+}

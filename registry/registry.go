@@ -1,0 +1,105 @@
+package registry
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// Discovery answers queries over a registry's current state.
+//
+// Every method is safe for concurrent use. Returned values and slices are
+// shared with the registry and with other callers and must not be modified;
+// they are never modified by the registry either, so they may be kept. The
+// answers of one call are consistent with each other; two calls may see
+// different states if the registry changed between them.
+type Discovery interface {
+	// Services returns every service, sorted by hostname, then namespace.
+	Services() []*model.Service
+
+	// GetService returns the service with the given hostname, or nil.
+	// When several namespaces declare the hostname, the one that wins
+	// precedence is returned: a Kubernetes Service before a
+	// ServiceEntry, then the oldest, then by namespace and name.
+	GetService(hostname model.Hostname) *model.Service
+
+	// ServiceByKey returns the service with the given hostname in the
+	// given namespace, or nil.
+	ServiceByKey(key model.ServiceKey) *model.Service
+
+	// Endpoints returns the endpoints of a service, one per (workload,
+	// service port), sorted as the dump sorts them (service port,
+	// cluster, address, port). The query narrows the answer to one
+	// service port or one cluster.
+	Endpoints(key model.ServiceKey, q EndpointQuery) []*model.Endpoint
+
+	// Workloads returns every workload instance, sorted by cluster,
+	// kind, namespace and name.
+	Workloads() []*model.WorkloadInstance
+
+	// WorkloadsByIP returns the workload instances that have the given
+	// address, sorted as Workloads sorts them.
+	WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance
+
+	// ProxyTargets returns the service ports that a workload with the
+	// given IPs serves: every endpoint whose addresses include one of
+	// the IPs yields its service and port. When namespace is not "",
+	// only services in that namespace are returned, so that a workload
+	// cannot be made to back another namespace's services. Targets are
+	// sorted by hostname, namespace and port, without duplicates.
+	ProxyTargets(namespace string, ips ...netip.Addr) []model.ServiceTarget
+
+	// Diagnostics returns what the registry refused or could not fully
+	// use, sorted by model.CompareDiagnostics.
+	Diagnostics() []model.Diagnostic
+}
+
+// EndpointQuery narrows an Endpoints query. The zero value asks for every
+// endpoint of the service.
+type EndpointQuery struct {
+	// Port is a service port name; "" means every port.
+	Port string
+	// Cluster is a cluster ID; "" means every cluster.
+	Cluster model.ClusterID
+}
+
+// Matches reports whether an endpoint is within the query.
+func (q EndpointQuery) Matches(e *model.Endpoint) bool {
+	return (q.Port == "" || e.ServicePortName == q.Port) && (q.Cluster == "" || e.Cluster == q.Cluster)
+}
+
+// Controller is the running side of a registry.
+type Controller interface {
+	// Run starts the registry and blocks until ctx is done, then stops
+	// every goroutine it started and returns. It returns an error when
+	// the registry cannot start (for example, when it is already
+	// running); a registry runs at most once.
+	Run(ctx context.Context) error
+
+	// HasSynced reports whether the registry's initial state is complete
+	// and has reached every handler that was subscribed when the state
+	// became complete.
+	HasSynced() bool
+
+	// Subscribe registers a handler and returns a function that
+	// unregisters it. See Handler for the order and concurrency of calls.
+	// The handler first receives the registry's current state as add
+	// events, then every change. The returned function is idempotent
+	// and safe for concurrent use; it drops the handler's queued events,
+	// and a call already under way when it ran may still complete. It may
+	// be called from within the handler.
+	Subscribe(h Handler) (unsubscribe func())
+}
+
+// Registry is a source of services, endpoints and workloads: a Kubernetes
+// cluster, a set of ServiceEntries, an in-memory fixture, or an aggregate
+// of those.
+type Registry interface {
+	Discovery
+	Controller
+	// Provider is the kind of registry.
+	Provider() model.Provider
+	// Cluster is the cluster the registry's objects belong to.
+	Cluster() model.ClusterID
+}

@@ -69,15 +69,15 @@ func (r *Reader) Endpoints(key model.ServiceKey, q registry.EndpointQuery) []*mo
 	if r.s.services[key] == nil {
 		return nil
 	}
-	eps := r.s.endpoints[key]
-	if q == (registry.EndpointQuery{}) {
-		return eps
-	}
-	if q.Cluster != "" && q.Cluster != r.s.shard.Cluster {
+	set := r.s.endpoints[key]
+	if set == nil {
 		return nil
 	}
+	if q == (registry.EndpointQuery{}) {
+		return set.merged
+	}
 	var out []*model.Endpoint
-	for _, ep := range eps {
+	for _, ep := range set.merged {
 		if q.Matches(ep) {
 			out = append(out, ep)
 		}
@@ -186,8 +186,14 @@ func (r *Reader) Subscribe(h registry.Handler) (unsubscribe func()) {
 		initial = append(initial, registry.ServiceEvent{Type: model.EventAdd, Current: svc})
 	}
 	for _, svc := range svcs {
-		if eps := s.endpoints[svc.Key()]; len(eps) > 0 {
-			initial = append(initial, registry.EndpointsEvent{Shard: s.shard, Service: svc.Key(), Endpoints: eps})
+		set := s.endpoints[svc.Key()]
+		if set == nil {
+			continue
+		}
+		for _, shard := range sortedShards(set.shards) {
+			if visible(svc, shard) {
+				initial = append(initial, registry.EndpointsEvent{Shard: shard, Service: svc.Key(), Endpoints: set.shards[shard]})
+			}
 		}
 	}
 	ws := make([]*model.WorkloadInstance, 0, len(s.workloads))

@@ -23,11 +23,11 @@ type Store struct {
 	// services by key, and by hostname in precedence order.
 	services map[model.ServiceKey]*model.Service
 	byHost   map[model.Hostname][]*model.Service
-	// endpoints by service key, sorted, including those of services not
-	// (yet) present: they are kept, but neither indexed nor published,
-	// until the service arrives, so the state never depends on which
-	// came first.
-	endpoints map[model.ServiceKey][]*model.Endpoint
+	// endpoints by service key and shard, including those of services
+	// not (yet) present: they are kept, but neither indexed nor
+	// published, until the service arrives, so the state never depends
+	// on which came first. See visible.
+	endpoints map[model.ServiceKey]*endpointSet
 	// byIP indexes the endpoints of present services by each address.
 	byIP map[netip.Addr][]ipRef
 	// workloads by key and by address.
@@ -49,6 +49,23 @@ type Store struct {
 	syncMark atomic.Uint64
 }
 
+// endpointSet is the endpoints of one service.
+type endpointSet struct {
+	// shards holds each shard's sorted list.
+	shards map[model.ShardKey][]*model.Endpoint
+	// merged is the sorted union of the visible shards' lists; when one
+	// shard is visible it is that shard's list itself.
+	merged []*model.Endpoint
+}
+
+// visible reports whether a shard's endpoints belong to svc: the service
+// must be present and come from the shard's provider. So a ServiceEntry
+// that loses its hostname to a Kubernetes Service contributes no
+// endpoints to it.
+func visible(svc *model.Service, shard model.ShardKey) bool {
+	return svc != nil && svc.Provider == shard.Provider
+}
+
 type ipRef struct {
 	key model.ServiceKey
 	ep  *model.Endpoint
@@ -60,7 +77,7 @@ func New(shard model.ShardKey) *Store {
 		shard:         shard,
 		services:      map[model.ServiceKey]*model.Service{},
 		byHost:        map[model.Hostname][]*model.Service{},
-		endpoints:     map[model.ServiceKey][]*model.Endpoint{},
+		endpoints:     map[model.ServiceKey]*endpointSet{},
 		byIP:          map[netip.Addr][]ipRef{},
 		workloads:     map[model.WorkloadKey]*model.WorkloadInstance{},
 		workloadsByIP: map[netip.Addr][]*model.WorkloadInstance{},
@@ -83,7 +100,8 @@ func (s *Store) MarkSynced() {
 
 // UpsertService adds or replaces the service with svc's key. It publishes
 // nothing when an equal service is already there. Adding a service
-// releases endpoints stored for it earlier.
+// releases endpoints stored for it earlier; a change of provider withdraws
+// the endpoints of the old provider's shards and releases the new one's.
 func (s *Store) UpsertService(svc *model.Service) {
 	key := svc.Key()
 	s.mu.Lock()
@@ -92,25 +110,27 @@ func (s *Store) UpsertService(svc *model.Service) {
 	if prev.Equals(svc) {
 		return
 	}
+	set := s.endpoints[key]
+	// Shards hidden by the change are withdrawn before the service event,
+	// shards revealed by it are released after, so that a subscriber never
+	// holds endpoints of a service it does not know.
+	s.withdraw(key, set, prev, svc)
 	s.services[key] = svc
 	s.setByHost(key.Hostname, prev, svc)
 	s.servicesView.Store(nil)
 	if prev == nil {
 		s.notifier.Notify(registry.ServiceEvent{Type: model.EventAdd, Current: svc})
-		if eps := s.endpoints[key]; len(eps) > 0 {
-			s.index(key, eps)
-			s.notifier.Notify(registry.EndpointsEvent{Shard: s.shard, Service: key, Endpoints: eps})
-		}
-		return
+	} else {
+		// Indexed endpoints point at the service by key, so they need no
+		// update when the service changes.
+		s.notifier.Notify(registry.ServiceEvent{Type: model.EventUpdate, Previous: prev, Current: svc})
 	}
-	// Indexed endpoints point at the service by key, so they need no
-	// update when the service changes.
-	s.notifier.Notify(registry.ServiceEvent{Type: model.EventUpdate, Previous: prev, Current: svc})
+	s.release(key, set, prev, svc)
 }
 
 // DeleteService removes a service. Its endpoints are withdrawn from
-// subscribers (an empty endpoints event) before the delete, but kept, to be
-// released again if the service comes back.
+// subscribers (an empty endpoints event per shard) before the delete, but
+// kept, to be released again if the service comes back.
 func (s *Store) DeleteService(key model.ServiceKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -118,39 +138,153 @@ func (s *Store) DeleteService(key model.ServiceKey) {
 	if prev == nil {
 		return
 	}
-	if eps := s.endpoints[key]; len(eps) > 0 {
-		s.unindex(key, eps)
-		s.notifier.Notify(registry.EndpointsEvent{Shard: s.shard, Service: key})
-	}
+	s.withdraw(key, s.endpoints[key], prev, nil)
 	delete(s.services, key)
 	s.setByHost(key.Hostname, prev, nil)
 	s.servicesView.Store(nil)
 	s.notifier.Notify(registry.ServiceEvent{Type: model.EventDelete, Previous: prev})
 }
 
-// SetEndpoints replaces the endpoints of a service. The store sorts eps in
-// place and keeps it. It publishes nothing when the list is equal to the
-// one stored, or while the service is absent.
+// withdraw publishes an empty list for each shard of set visible under
+// prev but not under cur, and unindexes its endpoints.
+func (s *Store) withdraw(key model.ServiceKey, set *endpointSet, prev, cur *model.Service) {
+	if set == nil {
+		return
+	}
+	changed := false
+	for _, shard := range sortedShards(set.shards) {
+		if visible(prev, shard) && !visible(cur, shard) {
+			s.unindex(key, set.shards[shard])
+			s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: key})
+			changed = true
+		}
+	}
+	if changed {
+		set.merged = s.merge(set, cur)
+	}
+}
+
+// release publishes the list of each shard of set visible under cur but
+// not under prev, and indexes its endpoints.
+func (s *Store) release(key model.ServiceKey, set *endpointSet, prev, cur *model.Service) {
+	if set == nil {
+		return
+	}
+	changed := false
+	for _, shard := range sortedShards(set.shards) {
+		if !visible(prev, shard) && visible(cur, shard) {
+			eps := set.shards[shard]
+			s.index(key, eps)
+			s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: key, Endpoints: eps})
+			changed = true
+		}
+	}
+	if changed {
+		set.merged = s.merge(set, cur)
+	}
+}
+
+// SetEndpoints replaces the endpoints of a service in the store's own
+// shard. See SetShardEndpoints.
 func (s *Store) SetEndpoints(key model.ServiceKey, eps []*model.Endpoint) {
+	s.SetShardEndpoints(s.shard, key, eps)
+}
+
+// SetShardEndpoints replaces one shard's endpoints of a service. The store
+// sorts eps in place and keeps it. It publishes nothing when the list is
+// equal to the one stored, or while the shard is not visible (the service
+// is absent, or comes from another provider).
+func (s *Store) SetShardEndpoints(shard model.ShardKey, key model.ServiceKey, eps []*model.Endpoint) {
 	slices.SortFunc(eps, model.CompareEndpoints)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	prev := s.endpoints[key]
+	set := s.endpoints[key]
+	var prev []*model.Endpoint
+	if set != nil {
+		prev = set.shards[shard]
+	}
 	if model.EndpointsEqual(prev, eps) {
 		return
 	}
+	if set == nil {
+		set = &endpointSet{shards: map[model.ShardKey][]*model.Endpoint{}}
+		s.endpoints[key] = set
+	}
 	if len(eps) == 0 {
-		delete(s.endpoints, key)
 		eps = nil
+		delete(set.shards, shard)
 	} else {
-		s.endpoints[key] = eps
+		set.shards[shard] = eps
 	}
-	if s.services[key] == nil {
-		return
+	svc := s.services[key]
+	if visible(svc, shard) {
+		s.unindex(key, prev)
+		s.index(key, eps)
+		set.merged = s.merge(set, svc)
+		s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: key, Endpoints: eps})
 	}
-	s.unindex(key, prev)
-	s.index(key, eps)
-	s.notifier.Notify(registry.EndpointsEvent{Shard: s.shard, Service: key, Endpoints: eps})
+	if len(set.shards) == 0 {
+		delete(s.endpoints, key)
+	}
+}
+
+// ClearShard removes every endpoint list of a shard, as SetShardEndpoints
+// with an empty list would for each service.
+func (s *Store) ClearShard(shard model.ShardKey) {
+	s.mu.RLock()
+	var keys []model.ServiceKey
+	for key, set := range s.endpoints {
+		if _, ok := set.shards[shard]; ok {
+			keys = append(keys, key)
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(keys, func(a, b model.ServiceKey) int {
+		if c := cmp.Compare(a.Hostname, b.Hostname); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Namespace, b.Namespace)
+	})
+	for _, key := range keys {
+		s.SetShardEndpoints(shard, key, nil)
+	}
+}
+
+// merge returns the sorted union of the shards of set visible for svc.
+func (s *Store) merge(set *endpointSet, svc *model.Service) []*model.Endpoint {
+	var out []*model.Endpoint
+	n := 0
+	for shard, eps := range set.shards {
+		if visible(svc, shard) {
+			n++
+			out = eps
+		}
+	}
+	if n <= 1 {
+		return out
+	}
+	out = nil
+	for shard, eps := range set.shards {
+		if visible(svc, shard) {
+			out = append(out, eps...)
+		}
+	}
+	slices.SortFunc(out, model.CompareEndpoints)
+	return out
+}
+
+func sortedShards(m map[model.ShardKey][]*model.Endpoint) []model.ShardKey {
+	keys := make([]model.ShardKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b model.ShardKey) int {
+		if c := cmp.Compare(a.Provider, b.Provider); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Cluster, b.Cluster)
+	})
+	return keys
 }
 
 // UpsertWorkload adds or replaces a workload instance; nothing is published

@@ -1,0 +1,53 @@
+package model_test
+
+import (
+	"fmt"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+func ExampleDetectProtocol() {
+	// A Kubernetes Service port: number, name, appProtocol, and whether
+	// its transport is UDP.
+	fmt.Println(model.DetectProtocol(9080, "http-web", "", false))
+	fmt.Println(model.DetectProtocol(8080, "web", "kubernetes.io/h2c", false))
+	fmt.Println(model.DetectProtocol(3306, "", "", false))
+	fmt.Println(model.DetectProtocol(8000, "", "", false))
+	// Output:
+	// HTTP
+	// HTTP2
+	// TCP
+	// UnsupportedProtocol
+}
+
+func ExampleParseLocality() {
+	// The topology.istio.io/locality label uses '.' because label values
+	// cannot hold '/'.
+	l := model.ParseLocality("us-east1.us-east1-b")
+	fmt.Println(l.Region, l.Zone, l.String())
+	fmt.Println(model.Locality{Zone: "zone-x"})
+	// Output:
+	// us-east1 us-east1-b us-east1/us-east1-b
+	// /zone-x
+}
+
+func ExampleService_DeepCopy() {
+	svc := &model.Service{
+		Hostname:  model.KubeServiceHostname("reviews", "default", model.DefaultDomainSuffix),
+		Namespace: "default",
+		Name:      "reviews",
+		Ports:     []model.Port{{Name: "http", Port: 9080, Protocol: model.HTTP}},
+	}
+	// Published values are read-only: copy before changing.
+	changed := svc.DeepCopy()
+	changed.Ports[0].Port = 8080
+	fmt.Println(svc.Key(), svc.Ports[0].Port, changed.Ports[0].Port, svc.Equals(changed))
+	// Output:
+	// default/reviews.default.svc.cluster.local 9080 8080 false
+}
+
+func ExampleSpiffeIdentity() {
+	fmt.Println(model.SpiffeIdentity(model.DefaultTrustDomain, "default", "bookinfo-reviews"))
+	// Output:
+	// spiffe://cluster.local/ns/default/sa/bookinfo-reviews
+}

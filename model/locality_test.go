@@ -1,0 +1,60 @@
+package model_test
+
+import (
+	"testing"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+func TestParseLocality(t *testing.T) {
+	tests := []struct {
+		in   string
+		want model.Locality
+	}{
+		{"", model.Locality{}},
+		{"us-east1", model.Locality{Region: "us-east1"}},
+		{"us-east1/us-east1-b", model.Locality{Region: "us-east1", Zone: "us-east1-b"}},
+		{"us-east1/us-east1-b/rack-7", model.Locality{Region: "us-east1", Zone: "us-east1-b", Subzone: "rack-7"}},
+		// The topology.istio.io/locality label spells '/' as '.'.
+		{"us-east1.us-east1-b.rack-7", model.Locality{Region: "us-east1", Zone: "us-east1-b", Subzone: "rack-7"}},
+		{"us-east1.us-east1-b", model.Locality{Region: "us-east1", Zone: "us-east1-b"}},
+		// With a '/', dots are part of the names.
+		{"eu/zone.a", model.Locality{Region: "eu", Zone: "zone.a"}},
+		{"/zone-x", model.Locality{Zone: "zone-x"}},
+		{"//rack-1", model.Locality{Subzone: "rack-1"}},
+		{"r/z/s/extra/more", model.Locality{Region: "r", Zone: "z", Subzone: "s"}},
+	}
+	for _, tt := range tests {
+		if got := model.ParseLocality(tt.in); got != tt.want {
+			t.Errorf("ParseLocality(%q) = %#v, want %#v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestLocalityString(t *testing.T) {
+	tests := []struct {
+		in   model.Locality
+		want string
+	}{
+		{model.Locality{}, ""},
+		{model.Locality{Region: "us-east1"}, "us-east1"},
+		{model.Locality{Region: "us-east1", Zone: "us-east1-b"}, "us-east1/us-east1-b"},
+		{model.Locality{Region: "us-east1", Zone: "us-east1-b", Subzone: "rack-7"}, "us-east1/us-east1-b/rack-7"},
+		// dump-format.md: "/zone-x" when only a zone is known.
+		{model.Locality{Zone: "zone-x"}, "/zone-x"},
+		{model.Locality{Region: "r", Subzone: "s"}, "r//s"},
+		{model.Locality{Subzone: "s"}, "//s"},
+	}
+	for _, tt := range tests {
+		if got := tt.in.String(); got != tt.want {
+			t.Errorf("%#v.String() = %q, want %q", tt.in, got, tt.want)
+		}
+		// What String writes, ParseLocality reads back.
+		if back := model.ParseLocality(tt.want); back != tt.in {
+			t.Errorf("ParseLocality(%q) = %#v, want %#v", tt.want, back, tt.in)
+		}
+		if got, want := tt.in.IsZero(), tt.want == ""; got != want {
+			t.Errorf("%#v.IsZero() = %v, want %v", tt.in, got, want)
+		}
+	}
+}

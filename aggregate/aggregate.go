@@ -1,0 +1,440 @@
+package aggregate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/meshreg/meshreg/internal/store"
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
+)
+
+// ErrDuplicate is returned by Add for a registry whose provider and
+// cluster are already present.
+var ErrDuplicate = errors.New("a registry for this provider and cluster is already present")
+
+// ErrNotFound is returned by Remove for a provider and cluster with no
+// registry.
+var ErrNotFound = errors.New("no registry for this provider and cluster")
+
+// WorkloadHandler is implemented by registries whose selectors select the
+// workloads of other registries: the kube controller (WorkloadEntries for
+// its Services) and the serviceentry controller (Pods for its
+// workloadSelectors). The aggregate hands such a registry every other
+// registry's workload events, filtered by Options.ShareWorkload. A handler
+// ignores the kinds it does not select.
+type WorkloadHandler interface {
+	HandleWorkload(registry.WorkloadEvent)
+}
+
+// Networked is implemented by registries that know their cluster's
+// network; ShareWorkload is told it.
+type Networked interface {
+	Network() model.NetworkID
+}
+
+// Controller merges many registries, of both providers and any number of
+// clusters, into one registry: it answers every registry.Discovery query
+// over the merged state and publishes the merged state's events.
+//
+// Services with the same namespace and hostname are one service: a
+// Kubernetes Service takes precedence over ServiceEntries for the same
+// key, in every query and event (DESIGN.md decision 1); the same Kubernetes
+// Service in several clusters is one service with each cluster's VIPs.
+// Endpoints stay per shard (provider, cluster).
+//
+// Registries are added, replaced and removed at any time, before or while
+// the aggregate runs. The aggregate runs its registries: Run starts them,
+// Add starts a registry added while running, Remove stops it.
+//
+// A Controller is safe for concurrent use.
+type Controller struct {
+	opts Options
+	// Reader answers queries over the global merger's store.
+	*store.Reader
+	global *merger
+
+	// mu guards the fields below. It is taken before any merger's mu,
+	// never after.
+	mu      sync.Mutex
+	members map[model.ShardKey]*member
+	// pending holds replacements waiting to sync before they take over.
+	pending map[model.ShardKey]*member
+	// scoped holds a merger per cluster that has cluster-scoped
+	// subscribers.
+	scoped map[model.ClusterID]*merger
+	runCtx context.Context // set while running
+	ran    bool
+	marked bool // MarkSynced was called on the global store
+	wg     sync.WaitGroup
+
+	// sinks are the members that take other registries' workloads, read
+	// while forwarding without c.mu.
+	sinks atomic.Pointer[[]*member]
+}
+
+// member is one registry in the aggregate.
+type member struct {
+	reg   registry.Registry
+	shard model.ShardKey
+	// unsubs undo the member's subscriptions.
+	unsubs []func()
+	// detached is set, under each merger's mu, once the member is
+	// removed: events still in flight are then dropped.
+	detached atomic.Bool
+
+	// Set by start.
+	cancel  context.CancelFunc
+	done    chan struct{}
+	started time.Time
+}
+
+// New returns an empty aggregate.
+func New(opts Options) *Controller {
+	g := newMerger()
+	return &Controller{
+		opts:    opts.defaults(),
+		Reader:  g.st.Reader(),
+		global:  g,
+		members: map[model.ShardKey]*member{},
+		pending: map[model.ShardKey]*member{},
+		scoped:  map[model.ClusterID]*merger{},
+	}
+}
+
+var _ registry.Discovery = (*Controller)(nil)
+var _ registry.Controller = (*Controller)(nil)
+
+func shardOf(r registry.Registry) model.ShardKey {
+	return model.ShardKey{Provider: r.Provider(), Cluster: r.Cluster()}
+}
+
+// Add adds a registry, and starts it if the aggregate is running. A
+// registry for the same provider and cluster must not be present
+// (ErrDuplicate): use Replace to swap one.
+func (c *Controller) Add(r registry.Registry) error {
+	shard := shardOf(r)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.members[shard] != nil {
+		return fmt.Errorf("aggregate: add %s: %w", shard, ErrDuplicate)
+	}
+	m := c.attach(r)
+	c.members[shard] = m
+	c.opts.Logger.Info("registry added", "shard", shard.String())
+	return nil
+}
+
+// Remove removes the registry of a provider and cluster: its handlers are
+// detached, it is stopped, and its services, endpoints and workloads are
+// deleted, which subscribers see as delete events.
+func (c *Controller) Remove(provider model.Provider, cluster model.ClusterID) error {
+	shard := model.ShardKey{Provider: provider, Cluster: cluster}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.members[shard]
+	if m == nil {
+		return fmt.Errorf("aggregate: remove %s: %w", shard, ErrNotFound)
+	}
+	if p := c.pending[shard]; p != nil {
+		delete(c.pending, shard)
+		c.retire(p)
+	}
+	delete(c.members, shard)
+	c.retire(m)
+	c.deleteShard(shard)
+	c.opts.Logger.Info("registry removed", "shard", shard.String())
+	return nil
+}
+
+// Replace swaps the registry of r's provider and cluster for r, for
+// example after the cluster's credentials changed, without a moment in
+// which the cluster's services or endpoints are missing. While the
+// aggregate runs, the old registry keeps serving until r has synced; then
+// the old one is removed and whatever only it knew is deleted. When the
+// aggregate is not running the swap is immediate. With no registry to
+// replace, Replace is Add.
+func (c *Controller) Replace(r registry.Registry) {
+	shard := shardOf(r)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.members[shard] == nil {
+		c.members[shard] = c.attach(r)
+		return
+	}
+	if p := c.pending[shard]; p != nil {
+		delete(c.pending, shard)
+		c.retire(p)
+	}
+	m := c.attach(r)
+	c.pending[shard] = m
+	c.opts.Logger.Info("registry replacement pending", "shard", shard.String())
+	if c.runCtx == nil {
+		c.promote(shard, m)
+		return
+	}
+	ctx := c.runCtx
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		t := time.NewTicker(c.opts.SyncPollInterval)
+		defer t.Stop()
+		for !m.reg.HasSynced() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.promote(shard, m)
+	}()
+}
+
+// promote makes the pending member m current for shard. The caller holds
+// c.mu.
+func (c *Controller) promote(shard model.ShardKey, m *member) {
+	if c.pending[shard] != m {
+		return // superseded or removed meanwhile
+	}
+	delete(c.pending, shard)
+	old := c.members[shard]
+	c.members[shard] = m
+	if old != nil {
+		c.retire(old)
+	}
+	c.forMergers(shard.Cluster, func(g *merger, global bool) {
+		deleted := g.prune(shard, m.reg)
+		if global {
+			c.forwardDeletes(shard, deleted)
+		}
+	})
+	c.opts.Logger.Info("registry replaced", "shard", shard.String())
+}
+
+// attach subscribes the mergers to r, registers it as a workload sink,
+// and starts it if the aggregate runs. The caller holds c.mu.
+func (c *Controller) attach(r registry.Registry) *member {
+	m := &member{reg: r, shard: shardOf(r)}
+	m.unsubs = append(m.unsubs, r.Subscribe(c.memberHandler(m, c.global, true)))
+	if g := c.scoped[m.shard.Cluster]; g != nil {
+		m.unsubs = append(m.unsubs, r.Subscribe(c.memberHandler(m, g, false)))
+	}
+	if sink, ok := r.(WorkloadHandler); ok {
+		c.addSink(m, sink)
+	}
+	if c.runCtx != nil {
+		c.start(m)
+	}
+	return m
+}
+
+// retire detaches a member and stops it; its data stays until deleted.
+// The caller holds c.mu.
+func (c *Controller) retire(m *member) {
+	for _, u := range m.unsubs {
+		u()
+	}
+	c.removeSink(m)
+	c.forMergers(m.shard.Cluster, func(g *merger, _ bool) { m.detached.Store(true) })
+	if m.cancel != nil {
+		m.cancel()
+		<-m.done
+	}
+}
+
+// deleteShard deletes what a shard contributed from every merger. The
+// caller holds c.mu.
+func (c *Controller) deleteShard(shard model.ShardKey) {
+	c.forMergers(shard.Cluster, func(g *merger, global bool) {
+		deleted := g.removeShard(shard)
+		if global {
+			c.forwardDeletes(shard, deleted)
+		}
+	})
+}
+
+// forMergers calls f for the global merger and the cluster's scoped one,
+// each under its lock. The caller holds c.mu.
+func (c *Controller) forMergers(cluster model.ClusterID, f func(g *merger, global bool)) {
+	for _, g := range []*merger{c.global, c.scoped[cluster]} {
+		if g == nil {
+			continue
+		}
+		g.mu.Lock()
+		f(g, g == c.global)
+		g.mu.Unlock()
+	}
+}
+
+// memberHandler feeds m's events to a merger; the global merger's handler
+// also forwards workloads to the sinks, in the same order.
+func (c *Controller) memberHandler(m *member, g *merger, global bool) registry.Handler {
+	apply := func(ev registry.Event) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if m.detached.Load() {
+			return
+		}
+		g.apply(m.shard, ev)
+		if we, ok := ev.(registry.WorkloadEvent); ok && global {
+			c.forward(m, we)
+		}
+	}
+	return registry.HandlerFuncs{
+		ServiceFunc:   func(e registry.ServiceEvent) { apply(e) },
+		EndpointsFunc: func(e registry.EndpointsEvent) { apply(e) },
+		WorkloadFunc:  func(e registry.WorkloadEvent) { apply(e) },
+	}
+}
+
+// start runs m on the aggregate's context. The caller holds c.mu.
+func (c *Controller) start(m *member) {
+	ctx, cancel := context.WithCancel(c.runCtx)
+	m.cancel = cancel
+	m.done = make(chan struct{})
+	m.started = time.Now()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer close(m.done)
+		if err := m.reg.Run(ctx); err != nil {
+			c.opts.Logger.Error("registry stopped with an error", "shard", m.shard.String(), "err", err)
+		}
+	}()
+}
+
+// Run runs every registry until ctx is done, then stops them and returns.
+// An aggregate runs once.
+func (c *Controller) Run(ctx context.Context) error {
+	c.mu.Lock()
+	if c.ran {
+		c.mu.Unlock()
+		return errors.New("aggregate: Run called twice")
+	}
+	c.ran = true
+	c.runCtx = ctx
+	for _, m := range c.allMembers() {
+		c.start(m)
+	}
+	c.mu.Unlock()
+
+	<-ctx.Done()
+	c.mu.Lock()
+	c.runCtx = nil
+	c.mu.Unlock()
+	c.wg.Wait()
+	return nil
+}
+
+// allMembers returns current and pending members in a stable order. The
+// caller holds c.mu.
+func (c *Controller) allMembers() []*member {
+	out := make([]*member, 0, len(c.members)+len(c.pending))
+	for _, m := range c.members {
+		out = append(out, m)
+	}
+	for _, m := range c.pending {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b *member) int { return compareShards(a.shard, b.shard) })
+	return out
+}
+
+func compareShards(a, b model.ShardKey) int {
+	if a.Provider != b.Provider {
+		return int(a.Provider) - int(b.Provider)
+	}
+	switch {
+	case a.Cluster < b.Cluster:
+		return -1
+	case a.Cluster > b.Cluster:
+		return 1
+	}
+	return 0
+}
+
+// HasSynced reports whether every registry has synced (or exceeded
+// Options.SyncTimeout) and the merged initial state has reached the
+// aggregate's subscribers.
+func (c *Controller) HasSynced() bool {
+	c.mu.Lock()
+	for _, m := range c.members {
+		if !m.reg.HasSynced() && !c.timedOut(m) {
+			c.mu.Unlock()
+			return false
+		}
+	}
+	if !c.marked {
+		c.global.st.MarkSynced()
+		c.marked = true
+	}
+	c.mu.Unlock()
+	return c.Reader.HasSynced()
+}
+
+func (c *Controller) timedOut(m *member) bool {
+	return c.opts.SyncTimeout > 0 && !m.started.IsZero() && time.Since(m.started) > c.opts.SyncTimeout
+}
+
+// Diagnostics returns the diagnostics of every registry and the
+// aggregate's own: ServiceEntries shadowed by Kubernetes Services, port
+// disagreements between clusters, registries that did not sync in time.
+func (c *Controller) Diagnostics() []model.Diagnostic {
+	out := slices.Clone(c.Reader.Diagnostics())
+	c.mu.Lock()
+	for _, m := range c.allMembers() {
+		out = append(out, m.reg.Diagnostics()...)
+		if !m.reg.HasSynced() && c.timedOut(m) {
+			out = append(out, model.Diagnostic{
+				Severity: model.Warning, Kind: "Registry", Name: m.shard.Provider.String(), Cluster: m.shard.Cluster,
+				Message: fmt.Sprintf("did not sync within %s; the aggregate reports synced without it, and its objects appear as they arrive", c.opts.SyncTimeout),
+			})
+		}
+	}
+	c.mu.Unlock()
+	model.SortDiagnostics(out)
+	return slices.CompactFunc(out, func(a, b model.Diagnostic) bool { return a == b })
+}
+
+// SubscribeCluster registers a handler for one cluster's events only: the
+// merged state of that cluster's registries, as if they were the only ones
+// in the aggregate. Like Subscribe, it first delivers the current state;
+// removing the cluster's registries deletes their objects, which the
+// handler sees.
+func (c *Controller) SubscribeCluster(cluster model.ClusterID, h registry.Handler) (unsubscribe func()) {
+	c.mu.Lock()
+	g := c.scoped[cluster]
+	if g == nil {
+		g = newMerger()
+		g.st.MarkSynced()
+		c.scoped[cluster] = g
+		for _, m := range c.allMembers() {
+			if m.shard.Cluster == cluster {
+				m.unsubs = append(m.unsubs, m.reg.Subscribe(c.memberHandler(m, g, false)))
+			}
+		}
+	}
+	c.mu.Unlock()
+	return g.st.Reader().Subscribe(h)
+}
+
+// Registries returns the registries in the aggregate (not those pending as
+// replacements), ordered by provider and cluster.
+func (c *Controller) Registries() []registry.Registry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []registry.Registry
+	for _, m := range c.allMembers() {
+		if c.members[m.shard] == m {
+			out = append(out, m.reg)
+		}
+	}
+	return out
+}

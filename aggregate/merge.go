@@ -1,0 +1,260 @@
+package aggregate
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"sync"
+
+	"github.com/meshreg/meshreg/internal/store"
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
+)
+
+// merger folds the events of several registries into one store: services
+// merged per key across shards with precedence applied, endpoints kept per
+// shard, workloads by key. The aggregate has one merger over every
+// registry, and one per cluster that a cluster-scoped subscriber asked for.
+type merger struct {
+	st *store.Store
+
+	// mu serialises writes from the member subscriptions, which deliver
+	// on goroutines of their own, and guards contrib.
+	mu sync.Mutex
+	// contrib holds each shard's version of a service.
+	contrib map[model.ServiceKey]map[model.ShardKey]*model.Service
+}
+
+func newMerger() *merger {
+	return &merger{
+		st:      store.New(model.ShardKey{}),
+		contrib: map[model.ServiceKey]map[model.ShardKey]*model.Service{},
+	}
+}
+
+// apply folds one member event in. The caller holds m.mu.
+func (m *merger) apply(shard model.ShardKey, ev registry.Event) {
+	switch e := ev.(type) {
+	case registry.ServiceEvent:
+		svc := e.Service()
+		key := svc.Key()
+		if e.Type == model.EventDelete {
+			m.setContribution(key, shard, nil)
+		} else {
+			m.setContribution(key, shard, svc)
+		}
+	case registry.EndpointsEvent:
+		m.st.SetShardEndpoints(e.Shard, e.Service, slices.Clone(e.Endpoints))
+	case registry.WorkloadEvent:
+		if e.Type == model.EventDelete {
+			m.st.DeleteWorkload(e.Previous.Key())
+		} else {
+			m.st.UpsertWorkload(e.Current)
+		}
+	}
+}
+
+// setContribution records shard's version of a service (nil: none) and
+// republishes the merged service. The caller holds m.mu.
+func (m *merger) setContribution(key model.ServiceKey, shard model.ShardKey, svc *model.Service) {
+	byShard := m.contrib[key]
+	if svc == nil {
+		if byShard[shard] == nil {
+			return
+		}
+		delete(byShard, shard)
+		if len(byShard) == 0 {
+			delete(m.contrib, key)
+		}
+	} else {
+		if byShard == nil {
+			byShard = map[model.ShardKey]*model.Service{}
+			m.contrib[key] = byShard
+		}
+		byShard[shard] = svc
+	}
+	merged, diags := mergeService(byShard)
+	m.st.SetDiagnostics(key.String(), diags)
+	if merged == nil {
+		m.st.DeleteService(key)
+		return
+	}
+	m.st.UpsertService(merged)
+}
+
+// removeShard drops everything a shard contributed and returns the
+// workloads it deleted. The caller holds m.mu.
+func (m *merger) removeShard(shard model.ShardKey) []*model.WorkloadInstance {
+	keys := make([]model.ServiceKey, 0)
+	for key, byShard := range m.contrib {
+		if byShard[shard] != nil {
+			keys = append(keys, key)
+		}
+	}
+	slices.SortFunc(keys, compareKeys)
+	for _, key := range keys {
+		m.setContribution(key, shard, nil)
+	}
+	m.st.ClearShard(shard)
+	var deleted []*model.WorkloadInstance
+	for _, w := range m.st.Reader().Workloads() {
+		if workloadShard(w) == shard {
+			m.st.DeleteWorkload(w.Key())
+			deleted = append(deleted, w)
+		}
+	}
+	return deleted
+}
+
+// prune drops what a shard contributed that reg no longer has: used when a
+// replacement registry has synced, to remove what only the old one knew.
+// It returns the workloads it deleted. The caller holds m.mu.
+func (m *merger) prune(shard model.ShardKey, reg registry.Discovery) []*model.WorkloadInstance {
+	keys := make([]model.ServiceKey, 0)
+	for key, byShard := range m.contrib {
+		if byShard[shard] != nil && reg.ServiceByKey(key) == nil {
+			keys = append(keys, key)
+		}
+	}
+	slices.SortFunc(keys, compareKeys)
+	for _, key := range keys {
+		m.setContribution(key, shard, nil)
+	}
+	r := m.st.Reader()
+	for _, svc := range r.Services() {
+		key := svc.Key()
+		if len(reg.Endpoints(key, registry.EndpointQuery{})) == 0 {
+			m.st.SetShardEndpoints(shard, key, nil)
+		}
+	}
+	var deleted []*model.WorkloadInstance
+	for _, w := range r.Workloads() {
+		if workloadShard(w) != shard {
+			continue
+		}
+		if !slices.ContainsFunc(workloadsAt(reg, w), func(x *model.WorkloadInstance) bool { return x.Key() == w.Key() }) {
+			m.st.DeleteWorkload(w.Key())
+			deleted = append(deleted, w)
+		}
+	}
+	return deleted
+}
+
+func workloadsAt(reg registry.Discovery, w *model.WorkloadInstance) []*model.WorkloadInstance {
+	if len(w.Endpoint.Addresses) > 0 {
+		return reg.WorkloadsByIP(w.Endpoint.Addresses[0])
+	}
+	return reg.Workloads()
+}
+
+// workloadShard returns the shard a workload instance comes from: Pods
+// from the Kubernetes registry of their cluster, WorkloadEntries from the
+// External one.
+func workloadShard(w *model.WorkloadInstance) model.ShardKey {
+	p := model.Kubernetes
+	if w.Kind == model.KindWorkloadEntry {
+		p = model.External
+	}
+	return model.ShardKey{Provider: p, Cluster: w.Endpoint.Cluster}
+}
+
+func compareKeys(a, b model.ServiceKey) int {
+	if c := cmp.Compare(a.Hostname, b.Hostname); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Namespace, b.Namespace)
+}
+
+// mergeService merges the versions of one service (one key) from several
+// shards, and says what it overrode.
+//
+// Kubernetes versions win over External ones (DESIGN.md decision 1): the
+// losing ServiceEntries are reported and contribute nothing. Versions of
+// the winning provider are merged: the first by cluster ID gives every
+// attribute, VIPs and external addresses are kept per cluster, service
+// accounts are unioned, and a version whose ports differ from the first's
+// is reported. Ordering by cluster ID, not by arrival, keeps the result a
+// function of the objects alone.
+func mergeService(byShard map[model.ShardKey]*model.Service) (*model.Service, []model.Diagnostic) {
+	if len(byShard) == 0 {
+		return nil, nil
+	}
+	shards := slices.SortedFunc(maps.Keys(byShard), func(a, b model.ShardKey) int {
+		if c := cmp.Compare(a.Provider, b.Provider); c != 0 { // Kubernetes sorts first
+			return c
+		}
+		return cmp.Compare(a.Cluster, b.Cluster)
+	})
+	first := byShard[shards[0]]
+	var diags []model.Diagnostic
+	var winners []model.ShardKey
+	for _, sh := range shards {
+		svc := byShard[sh]
+		if svc.Provider == first.Provider {
+			winners = append(winners, sh)
+			continue
+		}
+		diags = append(diags, model.Diagnostic{
+			Severity: model.Warning, Kind: "ServiceEntry", Namespace: svc.Namespace, Name: svc.Name,
+			Cluster: sh.Cluster,
+			Message: fmt.Sprintf("host %s is also a Kubernetes Service in namespace %s (%s); the Kubernetes Service takes precedence, this entry's service and endpoints for the host are ignored",
+				svc.Hostname, svc.Namespace, first.Name),
+		})
+	}
+	if len(winners) == 1 {
+		return first, diags
+	}
+	out := first.DeepCopy()
+	accounts := slices.Clone(first.ServiceAccounts)
+	for _, sh := range winners[1:] {
+		svc := byShard[sh]
+		for c, vips := range svc.Addresses {
+			if out.Addresses == nil {
+				out.Addresses = map[model.ClusterID][]netip.Prefix{}
+			}
+			if _, ok := out.Addresses[c]; !ok {
+				out.Addresses[c] = slices.Clone(vips)
+			}
+		}
+		for c, addrs := range svc.ExternalAddresses {
+			if out.ExternalAddresses == nil {
+				out.ExternalAddresses = map[model.ClusterID][]string{}
+			}
+			if _, ok := out.ExternalAddresses[c]; !ok {
+				out.ExternalAddresses[c] = slices.Clone(addrs)
+			}
+		}
+		accounts = append(accounts, svc.ServiceAccounts...)
+		if !slices.Equal(svc.Ports, first.Ports) {
+			diags = append(diags, model.Diagnostic{
+				Severity: model.Warning, Kind: kindOf(svc), Namespace: svc.Namespace, Name: svc.Name,
+				Cluster: sh.Cluster,
+				Message: fmt.Sprintf("ports %s differ from cluster %s's %s; the merged service uses cluster %s's ports",
+					portList(svc.Ports), shards[0].Cluster, portList(first.Ports), shards[0].Cluster),
+			})
+		}
+	}
+	slices.Sort(accounts)
+	out.ServiceAccounts = slices.Compact(accounts)
+	return out, diags
+}
+
+func kindOf(svc *model.Service) string {
+	if svc.Provider == model.External {
+		return "ServiceEntry"
+	}
+	return "Service"
+}
+
+func portList(ps []model.Port) string {
+	s := "["
+	for i, p := range ps {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%s:%d/%s", p.Name, p.Port, p.Protocol)
+	}
+	return s + "]"
+}

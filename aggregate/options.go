@@ -1,0 +1,58 @@
+package aggregate
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// Options configure an aggregate Controller. The zero value is valid; each
+// field documents its default.
+type Options struct {
+	// Logger receives the aggregate's log records. Default: discard.
+	Logger *slog.Logger
+
+	// SyncTimeout bounds how long a registry may take to sync once the
+	// aggregate runs it. A registry still not synced after it no longer
+	// holds HasSynced back, and a diagnostic says so. Default: 0, wait
+	// for ever.
+	SyncTimeout time.Duration
+
+	// ShareWorkload decides whether a workload instance of one registry
+	// is handed to another registry's selectors: Pods to ServiceEntry
+	// workloadSelectors, WorkloadEntries to Kubernetes Service selectors.
+	// to is the receiving registry's cluster, toNetwork its network ("" if
+	// it does not say). Default: DefaultShareWorkload.
+	ShareWorkload func(w *model.WorkloadInstance, to model.ClusterID, toNetwork model.NetworkID) bool
+
+	// SyncPollInterval is how often a replacement registry's sync is
+	// checked before the registry it replaces is retired. Default: 50ms.
+	SyncPollInterval time.Duration
+}
+
+// DefaultShareWorkload hands a workload to registries of its own cluster,
+// and to those of other clusters when it is on their network or on no
+// network in particular: a selector never picks a workload its clients
+// could not reach.
+func DefaultShareWorkload(w *model.WorkloadInstance, to model.ClusterID, toNetwork model.NetworkID) bool {
+	if w.Endpoint.Cluster == to {
+		return true
+	}
+	return w.Endpoint.Network == "" || toNetwork == "" || w.Endpoint.Network == toNetwork
+}
+
+// defaults returns o with every unset field given its default.
+func (o Options) defaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ShareWorkload == nil {
+		o.ShareWorkload = DefaultShareWorkload
+	}
+	if o.SyncPollInterval <= 0 {
+		o.SyncPollInterval = 50 * time.Millisecond
+	}
+	// SyncTimeout: 0 is the default (no timeout).
+	return o
+}

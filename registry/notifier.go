@@ -21,10 +21,13 @@ import (
 //
 // The zero value is an empty set, ready to use.
 type Notifier struct {
-	// mu serialises changes to subs and the sequence number.
+	// mu serialises changes to subs, the sequence number, and the
+	// queuing of each event (so that every queue holds events in sequence
+	// order). It is held only to append to queues, never while calling a
+	// handler.
 	mu sync.Mutex
 	// subs is the current subscriptions, replaced whole on change so that
-	// Notify can read it without mu.
+	// Delivered and Len can read it without mu.
 	subs atomic.Pointer[[]*subscription]
 	// seq numbers the events notified so far.
 	seq uint64
@@ -83,17 +86,21 @@ func (n *Notifier) remove(s *subscription) {
 }
 
 // Notify queues ev for every current subscriber.
+//
+// The event is numbered and queued under one lock, so that concurrent
+// Notify calls reach every subscriber in the same order, the order of
+// their numbers: otherwise a subscriber could receive event 2 before
+// event 1, and Delivered(1) could report true while event 1 was still
+// queued. Queuing only appends; it never calls a handler.
 func (n *Notifier) Notify(ev Event) {
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	n.seq++
 	q := queued{ev: ev, seq: n.seq}
-	subs := n.subs.Load()
-	n.mu.Unlock()
-	if subs == nil {
-		return
-	}
-	for _, s := range *subs {
-		s.push(q)
+	if subs := n.subs.Load(); subs != nil {
+		for _, s := range *subs {
+			s.push(q)
+		}
 	}
 }
 

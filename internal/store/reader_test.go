@@ -1,0 +1,328 @@
+package store_test
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"unsafe"
+
+	"github.com/meshreg/meshreg/internal/store"
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
+)
+
+func TestProxyTargets(t *testing.T) {
+	s := store.New(kubeShard)
+	r := s.Reader()
+	reviews, ratings, other := kubeService("default", "reviews"), kubeService("default", "ratings"), kubeService("prod", "reviews")
+	reviews.Ports = append(reviews.Ports, model.Port{Name: "grpc", Port: 9090, Protocol: model.GRPC})
+	for _, svc := range []*model.Service{reviews, ratings, other} {
+		s.UpsertService(svc)
+	}
+	grpc := endpoint("10.1.0.1", 7070)
+	grpc.ServicePortName = "grpc"
+	s.SetEndpoints(reviews.Key(), []*model.Endpoint{endpoint("10.1.0.1", 8080), grpc, endpoint("10.1.0.2", 8080)})
+	s.SetEndpoints(ratings.Key(), []*model.Endpoint{endpoint("10.1.0.1", 8081)})
+	s.SetEndpoints(other.Key(), []*model.Endpoint{endpoint("10.1.0.1", 8082)})
+	// An endpoint for a port the service does not have yields nothing.
+	stray := endpoint("10.1.0.9", 1)
+	stray.ServicePortName = "missing"
+	s.SetEndpoints(kubeService("default", "details").Key(), []*model.Endpoint{stray})
+	s.UpsertService(kubeService("default", "details"))
+
+	ip := netip.MustParseAddr
+	render := func(ts []model.ServiceTarget) []string {
+		var out []string
+		for _, t := range ts {
+			out = append(out, fmt.Sprintf("%s:%d->%d", t.Service.Key(), t.Port.Port, t.TargetPort))
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		namespace string
+		ips       []netip.Addr
+		want      []string
+	}{
+		{"every namespace, sorted by hostname, namespace, port", "", []netip.Addr{ip("10.1.0.1")}, []string{
+			"default/ratings.default.svc.cluster.local:9080->8081",
+			"default/reviews.default.svc.cluster.local:9080->8080",
+			"default/reviews.default.svc.cluster.local:9090->7070",
+			"prod/reviews.prod.svc.cluster.local:9080->8082",
+		}},
+		{"namespace filter", "prod", []netip.Addr{ip("10.1.0.1")}, []string{
+			"prod/reviews.prod.svc.cluster.local:9080->8082",
+		}},
+		{"several IPs, duplicates dropped", "default", []netip.Addr{ip("10.1.0.2"), ip("10.1.0.1"), ip("10.1.0.2")}, []string{
+			"default/ratings.default.svc.cluster.local:9080->8081",
+			"default/reviews.default.svc.cluster.local:9080->8080",
+			"default/reviews.default.svc.cluster.local:9090->7070",
+		}},
+		{"unknown IP", "", []netip.Addr{ip("10.9.9.9")}, nil},
+		{"filtered out", "kube-system", []netip.Addr{ip("10.1.0.1")}, nil},
+		{"unknown service port", "", []netip.Addr{ip("10.1.0.9")}, nil},
+		{"no IPs", "", nil, nil},
+	}
+	for _, tt := range tests {
+		if got := render(r.ProxyTargets(tt.namespace, tt.ips...)); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: ProxyTargets(%q, %v) =\n  %q\nwant\n  %q", tt.name, tt.namespace, tt.ips, got, tt.want)
+		}
+	}
+
+	// Asking about a workload that backs nothing is the common case on a
+	// hot path: it must not allocate.
+	unknown, known := ip("10.9.9.9"), ip("10.1.0.1")
+	for name, f := range map[string]func(){
+		"unknown IP":            func() { r.ProxyTargets("", unknown) },
+		"filtered by namespace": func() { r.ProxyTargets("kube-system", known) },
+	} {
+		if allocs := testing.AllocsPerRun(100, f); allocs != 0 {
+			t.Errorf("ProxyTargets with nothing found (%s) allocates %v times, want 0", name, allocs)
+		}
+	}
+}
+
+// GetService picks, among the services that declare a hostname in
+// different namespaces, a Kubernetes Service first, then the oldest
+// ServiceEntry, then by namespace and name; and it agrees with the store
+// whatever the order of the writes.
+func TestGetServicePrecedence(t *testing.T) {
+	const host = "reviews.default.svc.cluster.local"
+	kube := kubeService("default", "reviews")
+	tests := []struct {
+		name     string
+		services []*model.Service
+		want     string // namespace/name
+	}{
+		{"Kubernetes beats an older ServiceEntry", []*model.Service{serviceEntry("ops", "se", host, 0), kube}, "default/reviews"},
+		{"oldest ServiceEntry", []*model.Service{serviceEntry("a", "new", host, 5), serviceEntry("b", "old", host, 1)}, "b/old"},
+		{"same age: by namespace", []*model.Service{serviceEntry("zz", "se", host, 1), serviceEntry("aa", "se", host, 1)}, "aa/se"},
+		{"single", []*model.Service{serviceEntry("ops", "se", host, 3)}, "ops/se"},
+	}
+	for _, tt := range tests {
+		for _, order := range [][]*model.Service{tt.services, reversed(tt.services)} {
+			s := store.New(kubeShard)
+			for _, svc := range order {
+				s.UpsertService(svc)
+			}
+			got := s.Reader().GetService(host)
+			if got == nil || got.Namespace+"/"+got.Name != tt.want {
+				t.Errorf("%s: GetService = %v, want %s", tt.name, got, tt.want)
+			}
+		}
+	}
+
+	// The last tie-break, by name, cannot show through GetService: two
+	// services of one hostname and namespace share a key. Check the order
+	// itself.
+	a, b := serviceEntry("ns", "a", host, 1), serviceEntry("ns", "b", host, 1)
+	if store.ComparePrecedence(a, b) >= 0 || store.ComparePrecedence(b, a) <= 0 {
+		t.Error("ComparePrecedence does not order by name last")
+	}
+
+	// Removing the winner hands the hostname to the next.
+	s := store.New(kubeShard)
+	old, young := serviceEntry("a", "old", host, 1), serviceEntry("b", "young", host, 2)
+	for _, svc := range []*model.Service{kube, old, young} {
+		s.UpsertService(svc)
+	}
+	for _, step := range []struct {
+		remove model.ServiceKey
+		want   *model.Service
+	}{{kube.Key(), old}, {old.Key(), young}, {young.Key(), nil}} {
+		s.DeleteService(step.remove)
+		if got := s.Reader().GetService(host); got != step.want {
+			t.Errorf("after deleting %s: GetService = %v, want %v", step.remove, got, step.want)
+		}
+	}
+	if got := s.Reader().GetService("absent.example.com"); got != nil {
+		t.Errorf("GetService of an unknown host = %v", got)
+	}
+}
+
+func reversed[T any](s []T) []T {
+	out := slices.Clone(s)
+	slices.Reverse(out)
+	return out
+}
+
+// HasSynced is true only once the state marked synced has reached every
+// handler.
+func TestHasSynced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := store.New(kubeShard)
+		r := s.Reader()
+		if r.HasSynced() {
+			t.Fatal("HasSynced before MarkSynced")
+		}
+		release := make(chan struct{})
+		defer r.Subscribe(registry.HandlerFuncs{ServiceFunc: func(registry.ServiceEvent) { <-release }})()
+		s.UpsertService(kubeService("default", "reviews"))
+		s.MarkSynced()
+		synctest.Wait() // the handler is blocked in the add event
+		if r.HasSynced() {
+			t.Fatal("HasSynced while the handler has not returned from the initial state")
+		}
+		close(release)
+		synctest.Wait()
+		if !r.HasSynced() {
+			t.Fatal("not HasSynced once the handler has the initial state")
+		}
+		// Later changes do not take it back.
+		s.UpsertService(kubeService("default", "ratings"))
+		if !r.HasSynced() {
+			t.Error("HasSynced turned false after a later change")
+		}
+	})
+}
+
+func TestHasSyncedWithoutSubscribers(t *testing.T) {
+	s := store.New(kubeShard)
+	s.UpsertService(kubeService("default", "reviews"))
+	s.MarkSynced()
+	if !s.Reader().HasSynced() {
+		t.Error("HasSynced is false with nobody to deliver to")
+	}
+}
+
+// The sorted views are built once and shared until something changes.
+func TestViewsCached(t *testing.T) {
+	s := store.New(kubeShard)
+	r := s.Reader()
+	s.UpsertService(kubeService("default", "reviews"))
+	s.UpsertWorkload(pod("default", "reviews-1", "10.1.0.1"))
+	s.SetDiagnostics("a", []model.Diagnostic{{Severity: model.Error, Kind: "Service", Name: "x"}})
+
+	same := func(a, b any) bool {
+		switch a := a.(type) {
+		case []*model.Service:
+			return unsafe.SliceData(a) == unsafe.SliceData(b.([]*model.Service))
+		case []*model.WorkloadInstance:
+			return unsafe.SliceData(a) == unsafe.SliceData(b.([]*model.WorkloadInstance))
+		case []model.Diagnostic:
+			return unsafe.SliceData(a) == unsafe.SliceData(b.([]model.Diagnostic))
+		}
+		panic("unexpected type")
+	}
+	views := []struct {
+		name   string
+		get    func() any
+		change func()
+		noop   func()
+	}{
+		{"Services", func() any { return r.Services() },
+			func() { s.UpsertService(kubeService("default", "ratings")) },
+			func() { s.UpsertService(kubeService("default", "ratings")) }},
+		{"Workloads", func() any { return r.Workloads() },
+			func() { s.UpsertWorkload(pod("default", "reviews-2", "10.1.0.2")) },
+			func() { s.UpsertWorkload(pod("default", "reviews-2", "10.1.0.2")) }},
+		{"Diagnostics", func() any { return r.Diagnostics() },
+			func() { s.SetDiagnostics("b", []model.Diagnostic{{Severity: model.Warning, Kind: "Service", Name: "y"}}) },
+			func() { s.SetDiagnostics("b", []model.Diagnostic{{Severity: model.Warning, Kind: "Service", Name: "y"}}) }},
+	}
+	for _, v := range views {
+		first := v.get()
+		if !same(first, v.get()) {
+			t.Errorf("%s() twice without a change returned two slices", v.name)
+		}
+		v.change()
+		changed := v.get()
+		if same(first, changed) {
+			t.Errorf("%s() after a change returned the old slice", v.name)
+		}
+		v.noop()
+		if !same(changed, v.get()) {
+			t.Errorf("%s(): a write that changed nothing dropped the cached view", v.name)
+		}
+	}
+	for name, f := range map[string]func(){
+		"Services":    func() { _ = r.Services() },
+		"Workloads":   func() { _ = r.Workloads() },
+		"Diagnostics": func() { _ = r.Diagnostics() },
+	} {
+		if allocs := testing.AllocsPerRun(10, f); allocs != 0 {
+			t.Errorf("cached %s() allocates %v times", name, allocs)
+		}
+	}
+	if got := len(r.Services()); got != 2 {
+		t.Errorf("len(Services()) = %d, want 2", got)
+	}
+}
+
+func TestEmptyStoreAnswers(t *testing.T) {
+	r := store.New(kubeShard).Reader()
+	if got := r.Services(); got == nil || len(got) != 0 {
+		t.Errorf("Services() of an empty store = %#v, want empty", got)
+	}
+	if got := r.Diagnostics(); got == nil || len(got) != 0 {
+		t.Errorf("Diagnostics() of an empty store = %#v, want empty, not nil", got)
+	}
+	if got := r.Endpoints(model.ServiceKey{Namespace: "default", Hostname: "x"}, registry.EndpointQuery{}); got != nil {
+		t.Errorf("Endpoints of an unknown service = %v", got)
+	}
+}
+
+func TestEndpointsQuery(t *testing.T) {
+	s := store.New(kubeShard)
+	svc := kubeService("default", "reviews")
+	svc.Ports = append(svc.Ports, model.Port{Name: "grpc", Port: 9090, Protocol: model.GRPC})
+	s.UpsertService(svc)
+	grpc := endpoint("10.1.0.1", 9090)
+	grpc.ServicePortName = "grpc"
+	s.SetEndpoints(svc.Key(), []*model.Endpoint{endpoint("10.1.0.2", 9080), grpc, endpoint("10.1.0.1", 9080)})
+	r := s.Reader()
+	keys := func(eps []*model.Endpoint) []string {
+		var out []string
+		for _, ep := range eps {
+			out = append(out, ep.Key().String())
+		}
+		return out
+	}
+	tests := []struct {
+		q    registry.EndpointQuery
+		want []string
+	}{
+		{registry.EndpointQuery{}, []string{"grpc/10.1.0.1:9090", "http/10.1.0.1:9080", "http/10.1.0.2:9080"}},
+		{registry.EndpointQuery{Port: "http"}, []string{"http/10.1.0.1:9080", "http/10.1.0.2:9080"}},
+		{registry.EndpointQuery{Cluster: "c1", Port: "grpc"}, []string{"grpc/10.1.0.1:9090"}},
+		{registry.EndpointQuery{Cluster: "c2"}, nil},
+	}
+	for _, tt := range tests {
+		if got := keys(r.Endpoints(svc.Key(), tt.q)); !slices.Equal(got, tt.want) {
+			t.Errorf("Endpoints(%+v) = %v, want %v", tt.q, got, tt.want)
+		}
+	}
+}
+
+func TestDiagnostics(t *testing.T) {
+	s := store.New(kubeShard)
+	r := s.Reader()
+	d := func(name string) model.Diagnostic {
+		return model.Diagnostic{Severity: model.Error, Kind: "ServiceEntry", Namespace: "ns", Name: name, Message: "bad"}
+	}
+	s.SetDiagnostics("ServiceEntry/ns/b", []model.Diagnostic{d("b")})
+	s.SetDiagnostics("ServiceEntry/ns/a", []model.Diagnostic{d("a")})
+	names := func() []string {
+		var out []string
+		for _, dg := range r.Diagnostics() {
+			out = append(out, dg.Name)
+		}
+		return out
+	}
+	if got := names(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("Diagnostics() = %v, want a, b (sorted across owners)", got)
+	}
+	s.SetDiagnostics("ServiceEntry/ns/b", nil)
+	if got := names(); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("after clearing owner b: Diagnostics() = %v, want a", got)
+	}
+	// The store keeps its own copy of the list.
+	list := []model.Diagnostic{d("c")}
+	s.SetDiagnostics("ServiceEntry/ns/c", list)
+	list[0].Name = "changed"
+	if got := names(); !slices.Equal(got, []string{"a", "c"}) {
+		t.Errorf("the caller's later change reached the store: %v", got)
+	}
+}

@@ -219,8 +219,12 @@ func TestViewsCached(t *testing.T) {
 			func() { s.UpsertWorkload(pod("default", "reviews-2", "10.1.0.2")) },
 			func() { s.UpsertWorkload(pod("default", "reviews-2", "10.1.0.2")) }},
 		{"Diagnostics", func() any { return r.Diagnostics() },
-			func() { s.SetDiagnostics("b", []model.Diagnostic{{Severity: model.Warning, Kind: "Service", Name: "y"}}) },
-			func() { s.SetDiagnostics("b", []model.Diagnostic{{Severity: model.Warning, Kind: "Service", Name: "y"}}) }},
+			func() {
+				s.SetDiagnostics("b", []model.Diagnostic{{Severity: model.Warning, Kind: "Service", Name: "y"}})
+			},
+			func() {
+				s.SetDiagnostics("b", []model.Diagnostic{{Severity: model.Warning, Kind: "Service", Name: "y"}})
+			}},
 	}
 	for _, v := range views {
 		first := v.get()

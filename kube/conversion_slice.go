@@ -1,0 +1,244 @@
+package kube
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// sliceEndpoint is one workload's endpoint, gathered from all the
+// EndpointSlices of a service: the addresses of a dual-stack pod from its
+// IPv4 and IPv6 slices are merged into one sliceEndpoint.
+type sliceEndpoint struct {
+	// addresses are the endpoint's IPs, IPv4 first, at most one per
+	// family for a pod.
+	addresses []netip.Addr
+	// pod is the targetRef pod; zero when the endpoint has no Pod
+	// targetRef.
+	pod types.NamespacedName
+	// nodeName is the slice endpoint's nodeName.
+	nodeName string
+	// conditions are the slice endpoint's conditions.
+	conditions discoveryv1.EndpointConditions
+	// ports maps the slice's port names to numbers.
+	ports map[string]uint32
+	// slice names the slice the primary address comes from.
+	slice string
+}
+
+// hasPod reports whether the endpoint names a Pod targetRef.
+func (e *sliceEndpoint) hasPod() bool { return e.pod.Name != "" }
+
+// sliceServiceName returns the name of the service a slice belongs to
+// (its kubernetes.io/service-name label), or "" for a slice that belongs
+// to none.
+func sliceServiceName(s *discoveryv1.EndpointSlice) string {
+	return s.Labels[discoveryv1.LabelServiceName]
+}
+
+// compareSliceAge orders slices oldest first: by creation time, then by
+// name. When two slices hold the same address, the later one in this
+// order (the newest) wins.
+func compareSliceAge(a, b *discoveryv1.EndpointSlice) int {
+	if c := a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Name, b.Name)
+}
+
+// addressClaim is the newest slice endpoint holding an address.
+type addressClaim struct {
+	age   int // index of the slice, oldest first
+	slice *discoveryv1.EndpointSlice
+	ep    *discoveryv1.Endpoint
+	ports map[string]uint32
+}
+
+// mergeSlices turns the EndpointSlices of one service into one
+// sliceEndpoint per workload, sorted by primary address. The result is a
+// function of the slices alone, never of the order they are given in:
+//
+//   - an address listed by several slices is taken from the newest slice
+//     (compareSliceAge), so an endpoint moving between slices is counted
+//     once;
+//   - addresses whose endpoints name the same Pod targetRef are merged
+//     into one sliceEndpoint, keeping per family the address of the
+//     newest slice (ties: the lowest address); an endpoint without a Pod
+//     targetRef stays one sliceEndpoint per address;
+//   - the conditions, node, ports and slice of a merged endpoint are those
+//     of its primary (IPv4 if any) address;
+//   - FQDN (or unknown) address types and malformed addresses are
+//     reported as diagnostics (kind EndpointSlice) and skipped.
+func mergeSlices(in []*discoveryv1.EndpointSlice, cluster model.ClusterID) ([]sliceEndpoint, []model.Diagnostic) {
+	var diags []model.Diagnostic
+	report := func(s *discoveryv1.EndpointSlice, format string, args ...any) {
+		diags = append(diags, model.Diagnostic{
+			Severity: model.Warning, Kind: "EndpointSlice", Namespace: s.Namespace, Name: s.Name,
+			Cluster: cluster, Message: fmt.Sprintf(format, args...),
+		})
+	}
+	sorted := slices.Clone(in)
+	slices.SortFunc(sorted, compareSliceAge)
+	claims := map[netip.Addr]addressClaim{}
+	for age, s := range sorted {
+		switch s.AddressType {
+		case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6:
+		default:
+			report(s, "address type %q is not supported; its %d endpoints are ignored", s.AddressType, len(s.Endpoints))
+			continue
+		}
+		ports := slicePorts(s)
+		for i := range s.Endpoints {
+			ep := &s.Endpoints[i]
+			for _, raw := range ep.Addresses {
+				a, err := netip.ParseAddr(raw)
+				if err != nil || a.Zone() != "" {
+					report(s, "malformed address %q ignored", raw)
+					continue
+				}
+				claims[a.Unmap()] = addressClaim{age: age, slice: s, ep: ep, ports: ports}
+			}
+		}
+	}
+
+	// Group the winning claims by workload.
+	type group struct {
+		v4, v6     netip.Addr
+		c4, c6     addressClaim
+		pod        types.NamespacedName
+		standalone bool
+	}
+	byPod := map[types.NamespacedName]*group{}
+	var groups []*group
+	addrs := make([]netip.Addr, 0, len(claims))
+	for a := range claims {
+		addrs = append(addrs, a)
+	}
+	slices.SortFunc(addrs, netip.Addr.Compare)
+	for _, a := range addrs {
+		c := claims[a]
+		var g *group
+		if ref := c.ep.TargetRef; ref != nil && ref.Kind == "Pod" && ref.Name != "" {
+			key := types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
+			if key.Namespace == "" {
+				key.Namespace = c.slice.Namespace
+			}
+			if g = byPod[key]; g == nil {
+				g = &group{pod: key}
+				byPod[key] = g
+				groups = append(groups, g)
+			}
+		} else {
+			g = &group{standalone: true}
+			groups = append(groups, g)
+		}
+		// Addresses arrive in ascending order, so on an age tie the
+		// lowest address is kept.
+		if a.Is4() {
+			if !g.v4.IsValid() || c.age > g.c4.age {
+				g.v4, g.c4 = a, c
+			}
+		} else if !g.v6.IsValid() || c.age > g.c6.age {
+			g.v6, g.c6 = a, c
+		}
+	}
+
+	out := make([]sliceEndpoint, 0, len(groups))
+	for _, g := range groups {
+		var se sliceEndpoint
+		primary := g.c6
+		if g.v4.IsValid() {
+			primary = g.c4
+			se.addresses = append(se.addresses, g.v4)
+		}
+		if g.v6.IsValid() {
+			se.addresses = append(se.addresses, g.v6)
+		}
+		se.pod = g.pod
+		if primary.ep.NodeName != nil {
+			se.nodeName = *primary.ep.NodeName
+		}
+		se.conditions = primary.ep.Conditions
+		se.ports = primary.ports
+		se.slice = primary.slice.Name
+		out = append(out, se)
+	}
+	slices.SortFunc(out, func(a, b sliceEndpoint) int { return a.addresses[0].Compare(b.addresses[0]) })
+	return out, diags
+}
+
+// slicePorts maps a slice's port names to numbers. Ports without a number
+// (meaning "all ports") or out of range are skipped; for a repeated name
+// the first port wins.
+func slicePorts(s *discoveryv1.EndpointSlice) map[string]uint32 {
+	out := make(map[string]uint32, len(s.Ports))
+	for _, p := range s.Ports {
+		if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {
+			continue
+		}
+		name := ""
+		if p.Name != nil {
+			name = *p.Name
+		}
+		if _, dup := out[name]; !dup {
+			out[name] = uint32(*p.Port)
+		}
+	}
+	return out
+}
+
+// endpointHealth maps EndpointSlice conditions to a health status:
+// ready → Healthy; serving and terminating → Draining; terminating →
+// Terminating; else Unhealthy. An unset ready or serving condition counts
+// as true, an unset terminating as false (the API's meaning of unset).
+func endpointHealth(c discoveryv1.EndpointConditions) model.HealthStatus {
+	ready := c.Ready == nil || *c.Ready
+	serving := ready
+	if c.Serving != nil {
+		serving = *c.Serving
+	}
+	terminating := c.Terminating != nil && *c.Terminating
+	switch {
+	case ready:
+		return model.Healthy
+	case terminating && serving:
+		return model.Draining
+	case terminating:
+		return model.Terminating
+	}
+	return model.Unhealthy
+}
+
+// publishNotReadyHealth is the health of every endpoint of a Service with
+// publishNotReadyAddresses: Healthy, whatever the conditions say.
+func publishNotReadyHealth(discoveryv1.EndpointConditions) model.HealthStatus {
+	return model.Healthy
+}
+
+// sliceEndpoints expands one sliceEndpoint into the endpoints of a
+// service, one per service port the slice serves (a slice port of the
+// same name), sharing meta's labels. meta carries the workload's metadata;
+// its addresses, ports and health are replaced.
+func sliceEndpoints(svc *model.Service, se *sliceEndpoint, meta *model.Endpoint, health model.HealthStatus) []*model.Endpoint {
+	var out []*model.Endpoint
+	for _, p := range svc.Ports {
+		num, ok := se.ports[p.Name]
+		if !ok {
+			continue
+		}
+		ep := *meta
+		ep.Addresses = se.addresses
+		ep.Hostname = ""
+		ep.Port = num
+		ep.ServicePortName = p.Name
+		ep.Health = health
+		out = append(out, &ep)
+	}
+	return out
+}

@@ -1,0 +1,54 @@
+// Package kube is the meshreg registry of one Kubernetes cluster: it turns
+// the cluster's Services, EndpointSlices (discovery.k8s.io/v1), Pods, Nodes
+// and Namespaces into model Services, endpoints, Pod workload instances
+// and diagnostics, in the shard (Kubernetes, cluster ID).
+//
+// Create a Controller with New over any kubernetes.Interface and run it
+// with Run. Its informers keep only the fields the registry reads
+// (transform functions), and every change converts only what it affects:
+// a slice change recomputes its service's endpoints, a pod change the
+// pod's workload and the services whose endpoints name the pod or its IPs,
+// a node change the endpoints and workloads of its pods. HasSynced turns
+// true once the initial lists are converted and delivered to every
+// handler.
+//
+// # Conversion rules
+//
+//   - Hostnames are name.namespace.svc.<DomainSuffix>; VIPs are the
+//     cluster IPs; headless Services are Passthrough, ExternalName ones
+//     Alias and mesh-external; LoadBalancer ingress and externalIPs are
+//     external addresses; exportTo comes from networking.istio.io/exportTo
+//     and service accounts from alpha.istio.io/canonical-serviceaccounts
+//     and alpha.istio.io/kubernetes-serviceaccounts.
+//   - Endpoints come from EndpointSlices only (no legacy Endpoints). An
+//     address in two slices is taken from the newest slice (creation time,
+//     then name); the IPv4 and IPv6 addresses of one pod are one endpoint,
+//     IPv4 first. Health: ready → Healthy, serving and terminating →
+//     Draining, terminating → Terminating, else Unhealthy; every endpoint
+//     of a Service with publishNotReadyAddresses is Healthy.
+//   - An endpoint whose targetRef pod is not known yet is withheld and
+//     reported as a pending diagnostic, and released when the pod arrives.
+//   - Endpoint labels are the pod's labels plus topology.istio.io/cluster,
+//     and when known topology.istio.io/network and
+//     topology.kubernetes.io/region, topology.kubernetes.io/zone and
+//     topology.istio.io/subzone. Locality is the pod's
+//     topology.istio.io/locality label, else its node's labels. Network is
+//     the pod's topology.istio.io/network label, else the cluster's network
+//     (Options.Network, else that label on the system namespace), else
+//     Options.NetworkCIDRs.
+//   - Pods with an IP and not in a terminal phase are published as
+//     WorkloadInstances of kind Pod, with the same metadata and a port map
+//     of their named container ports.
+//   - WorkloadEntry instances handed in through HandleWorkload are
+//     selected by the Services of their namespace.
+//
+// # Bad input
+//
+// Nothing panics and nothing unrelated is lost. A Service's duplicate or
+// out-of-range ports, unknown protocols and malformed cluster IPs are
+// dropped with a diagnostic (the rest of the Service is kept); FQDN slices
+// and malformed slice addresses are diagnostics; slices of a missing
+// Service are held, with a diagnostic, until it exists; slices without a
+// kubernetes.io/service-name label are ignored; pods without an IP yield
+// no workload.
+package kube

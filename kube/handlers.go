@@ -1,0 +1,137 @@
+package kube
+
+import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// The on* functions record one informer change (obj nil on delete) and
+// mark dirty what it affects. They run with c.mu held; flushLocked then
+// converts what is dirty.
+
+// dirtySet is what the next flush converts again.
+type dirtySet struct {
+	services set[types.NamespacedName]
+	pods     set[types.NamespacedName]
+}
+
+func newDirtySet() dirtySet {
+	return dirtySet{services: set[types.NamespacedName]{}, pods: set[types.NamespacedName]{}}
+}
+
+func (c *Controller) markDependents(d dep) {
+	for svc := range c.objs.dependents(d) {
+		c.dirty.services[svc] = struct{}{}
+	}
+}
+
+// onService: the service itself changes.
+func (c *Controller) onService(key types.NamespacedName, svc *corev1.Service) {
+	c.objs.setService(key, svc)
+	c.dirty.services[key] = struct{}{}
+}
+
+// onSlice: the services owning the slice before and after change.
+func (c *Controller) onSlice(key types.NamespacedName, s *discoveryv1.EndpointSlice) {
+	for _, svc := range c.objs.setSlice(key, s) {
+		c.dirty.services[svc] = struct{}{}
+	}
+}
+
+// onPod: the pod's workload, and the services whose endpoints named the
+// pod or looked up one of its old or new IPs.
+func (c *Controller) onPod(key types.NamespacedName, pod *corev1.Pod) {
+	old := c.objs.setPod(key, pod)
+	c.dirty.pods[key] = struct{}{}
+	c.markDependents(dep{kind: depPod, name: key})
+	for _, p := range [...]*corev1.Pod{old, pod} {
+		if p != nil {
+			for _, a := range podAddresses(p) {
+				c.markDependents(dep{kind: depIP, ip: a})
+			}
+		}
+	}
+}
+
+// onNode: the workloads of the node's pods, and the services whose
+// endpoints took the node's locality.
+func (c *Controller) onNode(key types.NamespacedName, node *corev1.Node) {
+	name := key.Name
+	if old := c.objs.nodes[name]; old != nil && node != nil && maps.Equal(old.Labels, node.Labels) {
+		return
+	}
+	if node == nil {
+		delete(c.objs.nodes, name)
+	} else {
+		c.objs.nodes[name] = node
+	}
+	for pod := range c.objs.podsByNode[name] {
+		c.dirty.pods[pod] = struct{}{}
+	}
+	c.markDependents(dep{kind: depNode, name: types.NamespacedName{Name: name}})
+}
+
+// onNamespace: when the namespace's selection changes, every object of
+// the namespace; when the system namespace's network label changes (and
+// Options.Network is unset), everything. Both are rare, so these visit
+// every service, slice set and pod of the controller.
+func (c *Controller) onNamespace(key types.NamespacedName, ns *corev1.Namespace) {
+	name := key.Name
+	wasSelected := c.namespaceSelected(name)
+	if ns == nil {
+		delete(c.objs.namespaces, name)
+	} else {
+		c.objs.namespaces[name] = ns
+	}
+	if name == c.opts.SystemNamespace && c.opts.Network == "" {
+		var network model.NetworkID
+		if ns != nil {
+			network = model.NetworkID(ns.Labels[labelNetwork])
+		}
+		if network != c.net.cluster {
+			c.net.cluster = network
+			c.markAll("")
+			return
+		}
+	}
+	if wasSelected != c.namespaceSelected(name) {
+		c.markAll(name)
+	}
+}
+
+// markAll marks dirty every service, slice owner and pod of a namespace,
+// or of every namespace when ns is "".
+func (c *Controller) markAll(ns string) {
+	for k := range c.objs.services {
+		if ns == "" || k.Namespace == ns {
+			c.dirty.services[k] = struct{}{}
+		}
+	}
+	for k := range c.objs.slices {
+		if ns == "" || k.Namespace == ns {
+			c.dirty.services[k] = struct{}{}
+		}
+	}
+	for k := range c.objs.pods {
+		if ns == "" || k.Namespace == ns {
+			c.dirty.pods[k] = struct{}{}
+		}
+	}
+}
+
+// namespaceSelected reports whether the controller serves a namespace:
+// always without a NamespaceSelector, else when the namespace exists and
+// its labels match.
+func (c *Controller) namespaceSelected(name string) bool {
+	if c.nsSel == nil {
+		return true
+	}
+	ns := c.objs.namespaces[name]
+	return ns != nil && c.nsSel.Matches(labels.Set(ns.Labels))
+}

@@ -1,0 +1,119 @@
+package kube
+
+import (
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// Options configure a Controller. The zero value is valid: every field
+// documents its default.
+type Options struct {
+	// ClusterID names the cluster: it is the cluster of every VIP,
+	// endpoint, workload and diagnostic of the controller. Default
+	// "Kubernetes".
+	ClusterID model.ClusterID
+
+	// DomainSuffix is the DNS suffix of service hostnames
+	// (name.namespace.svc.<suffix>). Default "cluster.local".
+	DomainSuffix string
+
+	// TrustDomain is the trust domain of SPIFFE identities. Default
+	// "cluster.local".
+	TrustDomain string
+
+	// NamespaceSelector limits the controller to the namespaces whose
+	// labels it selects, like Istio's discoverySelectors: objects of
+	// other namespaces are ignored, and a namespace whose labels change
+	// brings all its objects in or takes them all out. Default nil:
+	// every namespace. (An empty, non-nil selector also selects every
+	// namespace, but only namespaces that exist.)
+	NamespaceSelector *metav1.LabelSelector
+
+	// SystemNamespace is the namespace whose topology.istio.io/network
+	// label gives the cluster's network when Network is "". Default
+	// "istio-system".
+	SystemNamespace string
+
+	// Network is the cluster's network: the network of every workload
+	// without a topology.istio.io/network label. Default "": the label
+	// of SystemNamespace, else NetworkCIDRs.
+	Network model.NetworkID
+
+	// NetworkCIDRs map address ranges to networks, for workloads that
+	// get no network from their label or from the cluster; the most
+	// specific range holding the workload's primary address wins.
+	// Default nil: none.
+	NetworkCIDRs map[netip.Prefix]model.NetworkID
+
+	// Logger receives the controller's logs. Default: a logger that
+	// discards everything.
+	Logger *slog.Logger
+
+	// ResyncPeriod is the informers' resync period. Default 0: no
+	// resync (the controller's state does not drift, so it needs none).
+	ResyncPeriod time.Duration
+}
+
+// Defaults, exported for documentation and tests.
+const (
+	DefaultClusterID       model.ClusterID = "Kubernetes"
+	DefaultSystemNamespace                 = "istio-system"
+)
+
+// defaults returns o with every unset field given its default. It is the
+// one place defaults are decided.
+func (o Options) defaults() Options {
+	if o.ClusterID == "" {
+		o.ClusterID = DefaultClusterID
+	}
+	if o.DomainSuffix == "" {
+		o.DomainSuffix = model.DefaultDomainSuffix
+	}
+	if o.TrustDomain == "" {
+		o.TrustDomain = model.DefaultTrustDomain
+	}
+	// NamespaceSelector: nil means every namespace.
+	if o.SystemNamespace == "" {
+		o.SystemNamespace = DefaultSystemNamespace
+	}
+	// Network: "" means the system namespace's label.
+	// NetworkCIDRs: nil means no ranges.
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	// ResyncPeriod: 0 means no resync.
+	return o
+}
+
+// namespaceSelector converts the option into a labels.Selector; nil for
+// "every namespace".
+func (o Options) namespaceSelector() (labels.Selector, error) {
+	if o.NamespaceSelector == nil {
+		return nil, nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(o.NamespaceSelector)
+	if err != nil {
+		return nil, fmt.Errorf("kube: invalid NamespaceSelector: %w", err)
+	}
+	return sel, nil
+}
+
+// validate checks the options that can be wrong.
+func (o Options) validate() error {
+	for p := range o.NetworkCIDRs {
+		if !p.IsValid() {
+			return fmt.Errorf("kube: invalid NetworkCIDRs prefix %v", p)
+		}
+	}
+	if o.ResyncPeriod < 0 {
+		return fmt.Errorf("kube: negative ResyncPeriod %v", o.ResyncPeriod)
+	}
+	return nil
+}

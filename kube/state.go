@@ -1,0 +1,213 @@
+package kube
+
+import (
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// objects is the controller's view of the cluster: the stripped objects
+// the informers delivered, the WorkloadEntries handed in, and the indexes
+// that make every change incremental. It is not safe for concurrent use:
+// the Controller guards it with its mutex.
+type objects struct {
+	services map[types.NamespacedName]*corev1.Service
+	// slices by service (the kubernetes.io/service-name label), then
+	// slice name; sliceOwner remembers each slice's service, to move it
+	// when the label changes.
+	slices     map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice
+	sliceOwner map[types.NamespacedName]types.NamespacedName
+	pods       map[types.NamespacedName]*corev1.Pod
+	// podsByIP indexes live pods (not terminal) by each of their IPs;
+	// several pods may briefly claim one IP while it is reused.
+	podsByIP   map[netip.Addr]set[types.NamespacedName]
+	podsByNode map[string]set[types.NamespacedName]
+	nodes      map[string]*corev1.Node
+	namespaces map[string]*corev1.Namespace
+	// servicesByNS lists service names per namespace, for WorkloadEntry
+	// selection.
+	servicesByNS map[string]set[string]
+	// entries are the WorkloadEntry instances handed in, by namespace
+	// and name.
+	entries map[string]map[string]*model.WorkloadInstance
+
+	// deps records what each service's endpoints were computed from
+	// (pods, pod IPs, nodes); rdeps is its inverse, the index from a pod,
+	// IP or node to the services to recompute when it changes.
+	deps  map[types.NamespacedName][]dep
+	rdeps map[dep]set[types.NamespacedName]
+}
+
+// set is a set of comparable values.
+type set[K comparable] map[K]struct{}
+
+func (s set[K]) has(k K) bool { _, ok := s[k]; return ok }
+
+func addTo[K, V comparable](m map[K]set[V], k K, v V) {
+	s := m[k]
+	if s == nil {
+		s = set[V]{}
+		m[k] = s
+	}
+	s[v] = struct{}{}
+}
+
+func removeFrom[K, V comparable](m map[K]set[V], k K, v V) {
+	if s := m[k]; s != nil {
+		delete(s, v)
+		if len(s) == 0 {
+			delete(m, k)
+		}
+	}
+}
+
+// depKind says what a dep names.
+type depKind uint8
+
+const (
+	depPod  depKind = iota + 1 // a pod, by namespace and name
+	depIP                      // whichever pod has an IP
+	depNode                    // a node, by name
+)
+
+// dep is something a service's endpoints were computed from.
+type dep struct {
+	kind depKind
+	name types.NamespacedName
+	ip   netip.Addr
+}
+
+func newObjects() *objects {
+	return &objects{
+		services:     map[types.NamespacedName]*corev1.Service{},
+		slices:       map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice{},
+		sliceOwner:   map[types.NamespacedName]types.NamespacedName{},
+		pods:         map[types.NamespacedName]*corev1.Pod{},
+		podsByIP:     map[netip.Addr]set[types.NamespacedName]{},
+		podsByNode:   map[string]set[types.NamespacedName]{},
+		nodes:        map[string]*corev1.Node{},
+		namespaces:   map[string]*corev1.Namespace{},
+		servicesByNS: map[string]set[string]{},
+		entries:      map[string]map[string]*model.WorkloadInstance{},
+		deps:         map[types.NamespacedName][]dep{},
+		rdeps:        map[dep]set[types.NamespacedName]{},
+	}
+}
+
+// setDeps replaces the recorded dependencies of a service.
+func (o *objects) setDeps(svc types.NamespacedName, deps []dep) {
+	for _, d := range o.deps[svc] {
+		removeFrom(o.rdeps, d, svc)
+	}
+	if len(deps) == 0 {
+		delete(o.deps, svc)
+		return
+	}
+	o.deps[svc] = deps
+	for _, d := range deps {
+		addTo(o.rdeps, d, svc)
+	}
+}
+
+// dependents returns the services whose endpoints were computed from d.
+func (o *objects) dependents(d dep) set[types.NamespacedName] { return o.rdeps[d] }
+
+// setPod stores (pod != nil) or removes a pod and keeps its indexes, and
+// returns the pod it replaced.
+func (o *objects) setPod(key types.NamespacedName, pod *corev1.Pod) (old *corev1.Pod) {
+	old = o.pods[key]
+	if old != nil {
+		for _, a := range podAddresses(old) {
+			removeFrom(o.podsByIP, a, key)
+		}
+		removeFrom(o.podsByNode, old.Spec.NodeName, key)
+	}
+	if pod == nil {
+		delete(o.pods, key)
+		return old
+	}
+	o.pods[key] = pod
+	if podIsLive(pod) {
+		for _, a := range podAddresses(pod) {
+			addTo(o.podsByIP, a, key)
+		}
+	}
+	addTo(o.podsByNode, pod.Spec.NodeName, key)
+	return old
+}
+
+// setSlice stores (s != nil) or removes a slice under its service, and
+// returns the services whose slices changed.
+func (o *objects) setSlice(key types.NamespacedName, s *discoveryv1.EndpointSlice) []types.NamespacedName {
+	var touched []types.NamespacedName
+	if owner, ok := o.sliceOwner[key]; ok {
+		if m := o.slices[owner]; m != nil {
+			delete(m, key.Name)
+			if len(m) == 0 {
+				delete(o.slices, owner)
+			}
+		}
+		delete(o.sliceOwner, key)
+		touched = append(touched, owner)
+	}
+	if s == nil {
+		return touched
+	}
+	name := sliceServiceName(s)
+	if name == "" {
+		// Not a service's slice (no kubernetes.io/service-name label):
+		// ignored, by rule.
+		return touched
+	}
+	owner := types.NamespacedName{Namespace: key.Namespace, Name: name}
+	m := o.slices[owner]
+	if m == nil {
+		m = map[string]*discoveryv1.EndpointSlice{}
+		o.slices[owner] = m
+	}
+	m[key.Name] = s
+	o.sliceOwner[key] = owner
+	if len(touched) == 0 || touched[0] != owner {
+		touched = append(touched, owner)
+	}
+	return touched
+}
+
+// setService stores (svc != nil) or removes a service.
+func (o *objects) setService(key types.NamespacedName, svc *corev1.Service) (old *corev1.Service) {
+	old = o.services[key]
+	if svc == nil {
+		delete(o.services, key)
+		removeFrom(o.servicesByNS, key.Namespace, key.Name)
+		return old
+	}
+	o.services[key] = svc
+	addTo(o.servicesByNS, key.Namespace, key.Name)
+	return old
+}
+
+// setEntry stores (we != nil) or removes a WorkloadEntry instance, and
+// returns the one it replaced.
+func (o *objects) setEntry(key types.NamespacedName, we *model.WorkloadInstance) (old *model.WorkloadInstance) {
+	m := o.entries[key.Namespace]
+	old = m[key.Name]
+	if we == nil {
+		if m != nil {
+			delete(m, key.Name)
+			if len(m) == 0 {
+				delete(o.entries, key.Namespace)
+			}
+		}
+		return old
+	}
+	if m == nil {
+		m = map[string]*model.WorkloadInstance{}
+		o.entries[key.Namespace] = m
+	}
+	m[key.Name] = we
+	return old
+}

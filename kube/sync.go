@@ -1,0 +1,205 @@
+package kube
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// flushLocked converts everything dirty and writes the results to the
+// store: first the pods' workloads, then the services with their
+// endpoints and diagnostics. Each result depends only on the objects, so
+// the order of the flush does not matter. Before the initial lists have
+// been delivered it does nothing. It returns the number of conversions.
+// c.mu must be held.
+func (c *Controller) flushLocked() int {
+	if !c.primed {
+		return 0
+	}
+	n := len(c.dirty.pods) + len(c.dirty.services)
+	for key := range c.dirty.pods {
+		c.syncPod(key)
+	}
+	clear(c.dirty.pods)
+	for key := range c.dirty.services {
+		c.syncService(key)
+	}
+	clear(c.dirty.services)
+	return n
+}
+
+// podEnv returns the environment of a pod on the named node.
+func (c *Controller) podEnv(nodeName string) podEnv {
+	env := podEnv{cluster: c.opts.ClusterID, trustDomain: c.opts.TrustDomain, network: c.net}
+	if n := c.objs.nodes[nodeName]; n != nil {
+		env.node = nodeLocality(n.Labels)
+	}
+	return env
+}
+
+// syncPod publishes a pod's workload instance, or withdraws it when the
+// pod is gone, out of the namespace selection, or yields none.
+func (c *Controller) syncPod(key types.NamespacedName) {
+	wkey := model.WorkloadKey{Cluster: c.opts.ClusterID, Kind: model.KindPod, Namespace: key.Namespace, Name: key.Name}
+	pod := c.lookupPod(key)
+	if pod == nil {
+		c.store.DeleteWorkload(wkey)
+		return
+	}
+	w, err := podWorkload(pod, c.podEnv(pod.Spec.NodeName))
+	if err != nil {
+		if !errors.Is(err, errPodNoIP) && !errors.Is(err, errPodTerminal) {
+			c.log.Warn("pod not converted", "pod", key.String(), "error", err)
+		}
+		c.store.DeleteWorkload(wkey)
+		return
+	}
+	c.store.UpsertWorkload(w)
+}
+
+// lookupPod returns a pod of a selected namespace, or nil.
+func (c *Controller) lookupPod(key types.NamespacedName) *corev1.Pod {
+	if !c.namespaceSelected(key.Namespace) {
+		return nil
+	}
+	return c.objs.pods[key]
+}
+
+// podByIP returns the live pod holding the first of addrs that a pod
+// holds; among several pods claiming one IP, the first by namespace and
+// name. Nil when none.
+func (c *Controller) podByIP(addrs []netip.Addr) *corev1.Pod {
+	for _, a := range addrs {
+		keys := c.objs.podsByIP[a]
+		if len(keys) == 0 {
+			continue
+		}
+		sorted := slices.SortedFunc(maps.Keys(keys), func(x, y types.NamespacedName) int {
+			return cmp.Or(cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
+		})
+		for _, k := range sorted {
+			if pod := c.lookupPod(k); pod != nil {
+				return pod
+			}
+		}
+	}
+	return nil
+}
+
+// serviceOwner is the store's diagnostics owner of a service: the
+// service's own diagnostics and those of its slices.
+func serviceOwner(key types.NamespacedName) string { return "Service/" + key.String() }
+
+// syncService converts a service and computes its endpoints and
+// diagnostics from the current objects, then writes all three.
+func (c *Controller) syncService(key types.NamespacedName) {
+	skey := model.ServiceKey{Namespace: key.Namespace, Hostname: model.KubeServiceHostname(key.Name, key.Namespace, c.opts.DomainSuffix)}
+	owner := serviceOwner(key)
+	obj := c.objs.services[key]
+	if obj == nil || !c.namespaceSelected(key.Namespace) {
+		c.objs.setDeps(key, nil)
+		c.store.DeleteService(skey)
+		c.store.SetEndpoints(skey, nil)
+		var diags []model.Diagnostic
+		if c.namespaceSelected(key.Namespace) {
+			diags = c.orphanSliceDiagnostics(key)
+		}
+		c.store.SetDiagnostics(owner, diags)
+		return
+	}
+	svc, diags := convertService(obj, serviceConfig{cluster: c.opts.ClusterID, domainSuffix: c.opts.DomainSuffix, trustDomain: c.opts.TrustDomain})
+	eps, epDiags, deps := c.serviceEndpoints(key, svc)
+	c.objs.setDeps(key, deps)
+	c.store.UpsertService(svc)
+	c.store.SetEndpoints(skey, eps)
+	c.store.SetDiagnostics(owner, append(diags, epDiags...))
+}
+
+// orphanSliceDiagnostics reports the slices of a service that does not
+// exist: their endpoints are held until it does.
+func (c *Controller) orphanSliceDiagnostics(key types.NamespacedName) []model.Diagnostic {
+	var out []model.Diagnostic
+	for _, name := range slices.Sorted(maps.Keys(c.objs.slices[key])) {
+		out = append(out, model.Diagnostic{
+			Severity: model.Warning, Kind: "EndpointSlice", Namespace: key.Namespace, Name: name,
+			Cluster: c.opts.ClusterID,
+			Message: fmt.Sprintf("service %s not found; endpoints held until it exists", key),
+		})
+	}
+	return out
+}
+
+// serviceEndpoints computes a service's endpoints from its slices, the
+// pods they name, their nodes, and the WorkloadEntries it selects; it
+// returns them with the diagnostics of the slices and what they were
+// computed from.
+//
+// An endpoint whose targetRef pod is not known is withheld and reported
+// pending; the recorded dependency on the pod releases it when the pod
+// arrives. An endpoint without a Pod targetRef takes the metadata of the
+// live pod holding its address, if any, else only its node's topology.
+func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Service) ([]*model.Endpoint, []model.Diagnostic, []dep) {
+	if svc.Resolution == model.Alias {
+		return nil, nil, nil // ExternalName services have no endpoints
+	}
+	var (
+		eps  []*model.Endpoint
+		deps []dep
+	)
+	ses, diags := mergeSlices(slices.Collect(maps.Values(c.objs.slices[key])), c.opts.ClusterID)
+	health := endpointHealth
+	if svc.PublishNotReadyAddresses {
+		health = publishNotReadyHealth
+	}
+	taken := map[netip.Addr]bool{}
+	for i := range ses {
+		se := &ses[i]
+		for _, a := range se.addresses {
+			taken[a] = true
+		}
+		var pod *corev1.Pod
+		if se.hasPod() {
+			deps = append(deps, dep{kind: depPod, name: se.pod})
+			if pod = c.lookupPod(se.pod); pod == nil {
+				diags = append(diags, model.Diagnostic{
+					Severity: model.Warning, Kind: "EndpointSlice", Namespace: key.Namespace, Name: se.slice,
+					Cluster: c.opts.ClusterID,
+					Message: fmt.Sprintf("endpoint %s pending: pod %s is not known yet; withheld until it arrives", se.addresses[0], se.pod),
+				})
+				continue
+			}
+		} else {
+			for _, a := range se.addresses {
+				deps = append(deps, dep{kind: depIP, ip: a})
+			}
+			pod = c.podByIP(se.addresses)
+		}
+		var meta model.Endpoint
+		if pod != nil {
+			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: pod.Spec.NodeName}})
+			meta = podEndpoint(pod, c.podEnv(pod.Spec.NodeName))
+		} else {
+			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: se.nodeName}})
+			meta = anonymousEndpoint(se.addresses, se.nodeName, c.podEnv(se.nodeName))
+		}
+		eps = append(eps, sliceEndpoints(svc, se, &meta, health(se.conditions))...)
+	}
+	entries := c.objs.entries[key.Namespace]
+	for _, name := range slices.Sorted(maps.Keys(entries)) {
+		we := entries[name]
+		if !workloadEntrySelected(svc, we) || slices.ContainsFunc(we.Endpoint.Addresses, func(a netip.Addr) bool { return taken[a] }) {
+			continue
+		}
+		eps = append(eps, workloadEntryEndpoints(svc, we, c.opts.ClusterID)...)
+	}
+	return eps, diags, deps
+}
+

@@ -1,0 +1,171 @@
+package kube
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The informer transforms below keep only the fields the controller reads,
+// so the informer caches hold small objects. Each builds a new object
+// (the input is not modified) and passes anything else through unchanged:
+// an informer may hand a transform a tombstone or an object it already
+// transformed, so transforms are idempotent.
+
+// stripMeta keeps name, namespace, labels, creation time and resource
+// version, and the annotations listed.
+func stripMeta(m *metav1.ObjectMeta, annotations ...string) metav1.ObjectMeta {
+	out := metav1.ObjectMeta{
+		Name:              m.Name,
+		Namespace:         m.Namespace,
+		Labels:            m.Labels,
+		CreationTimestamp: m.CreationTimestamp,
+		ResourceVersion:   m.ResourceVersion,
+	}
+	for _, k := range annotations {
+		if v, ok := m.Annotations[k]; ok {
+			if out.Annotations == nil {
+				out.Annotations = map[string]string{}
+			}
+			out.Annotations[k] = v
+		}
+	}
+	return out
+}
+
+// stripService keeps what convertService reads.
+func stripService(obj any) (any, error) {
+	svc, ok := obj.(*corev1.Service)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Service{
+		ObjectMeta: stripMeta(&svc.ObjectMeta, annotationExportTo, annotationCanonicalServiceAccounts, annotationKubernetesServiceAccounts),
+		Spec: corev1.ServiceSpec{
+			Type:                     svc.Spec.Type,
+			ClusterIP:                svc.Spec.ClusterIP,
+			ClusterIPs:               svc.Spec.ClusterIPs,
+			ExternalName:             svc.Spec.ExternalName,
+			ExternalIPs:              svc.Spec.ExternalIPs,
+			Selector:                 svc.Spec.Selector,
+			PublishNotReadyAddresses: svc.Spec.PublishNotReadyAddresses,
+			InternalTrafficPolicy:    svc.Spec.InternalTrafficPolicy,
+			TrafficDistribution:      svc.Spec.TrafficDistribution,
+		},
+	}
+	if len(svc.Spec.Ports) > 0 {
+		out.Spec.Ports = make([]corev1.ServicePort, len(svc.Spec.Ports))
+		for i, p := range svc.Spec.Ports {
+			out.Spec.Ports[i] = corev1.ServicePort{
+				Name: p.Name, Protocol: p.Protocol, AppProtocol: p.AppProtocol,
+				Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort,
+			}
+		}
+	}
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && len(svc.Status.LoadBalancer.Ingress) > 0 {
+		ing := make([]corev1.LoadBalancerIngress, len(svc.Status.LoadBalancer.Ingress))
+		for i, in := range svc.Status.LoadBalancer.Ingress {
+			ing[i] = corev1.LoadBalancerIngress{IP: in.IP, Hostname: in.Hostname}
+		}
+		out.Status.LoadBalancer.Ingress = ing
+	}
+	return out, nil
+}
+
+// stripSlice keeps what mergeSlices reads: the service-name label, the
+// address type, each endpoint's addresses, conditions, node and targetRef
+// (kind, namespace, name), and the ports' names and numbers.
+func stripSlice(obj any) (any, error) {
+	s, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok {
+		return obj, nil
+	}
+	out := &discoveryv1.EndpointSlice{
+		ObjectMeta:  stripMeta(&s.ObjectMeta),
+		AddressType: s.AddressType,
+	}
+	if name, ok := s.Labels[discoveryv1.LabelServiceName]; ok {
+		out.Labels = map[string]string{discoveryv1.LabelServiceName: name}
+	} else {
+		out.Labels = nil
+	}
+	if len(s.Endpoints) > 0 {
+		out.Endpoints = make([]discoveryv1.Endpoint, len(s.Endpoints))
+		for i, ep := range s.Endpoints {
+			e := discoveryv1.Endpoint{Addresses: ep.Addresses, Conditions: ep.Conditions, NodeName: ep.NodeName}
+			if ep.TargetRef != nil {
+				e.TargetRef = &corev1.ObjectReference{Kind: ep.TargetRef.Kind, Namespace: ep.TargetRef.Namespace, Name: ep.TargetRef.Name}
+			}
+			out.Endpoints[i] = e
+		}
+	}
+	if len(s.Ports) > 0 {
+		out.Ports = make([]discoveryv1.EndpointPort, len(s.Ports))
+		for i, p := range s.Ports {
+			out.Ports[i] = discoveryv1.EndpointPort{Name: p.Name, Port: p.Port}
+		}
+	}
+	return out, nil
+}
+
+// stripPod keeps labels, node, service account, named container ports (all
+// gathered into one container), phase and IPs.
+func stripPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Pod{
+		ObjectMeta: stripMeta(&pod.ObjectMeta),
+		Spec: corev1.PodSpec{
+			NodeName:           pod.Spec.NodeName,
+			ServiceAccountName: pod.Spec.ServiceAccountName,
+		},
+		Status: corev1.PodStatus{Phase: pod.Status.Phase, PodIP: pod.Status.PodIP},
+	}
+	if len(pod.Status.PodIPs) > 0 {
+		out.Status.PodIPs = make([]corev1.PodIP, len(pod.Status.PodIPs))
+		for i, ip := range pod.Status.PodIPs {
+			out.Status.PodIPs[i] = corev1.PodIP{IP: ip.IP}
+		}
+	}
+	var ports []corev1.ContainerPort
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.Name != "" {
+				ports = append(ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort})
+			}
+		}
+	}
+	if len(ports) > 0 {
+		out.Spec.Containers = []corev1.Container{{Ports: ports}}
+	}
+	return out, nil
+}
+
+// stripNode keeps the name and the three topology labels.
+func stripNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, ResourceVersion: n.ResourceVersion}}
+	for _, k := range [...]string{labelRegion, labelZone, labelSubzone} {
+		if v, ok := n.Labels[k]; ok {
+			if out.Labels == nil {
+				out.Labels = map[string]string{}
+			}
+			out.Labels[k] = v
+		}
+	}
+	return out, nil
+}
+
+// stripNamespace keeps the name and labels.
+func stripNamespace(obj any) (any, error) {
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name, Labels: ns.Labels, ResourceVersion: ns.ResourceVersion}}, nil
+}

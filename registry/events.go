@@ -16,6 +16,9 @@ type Event interface {
 type ServiceEvent struct {
 	Type              model.EventType
 	Previous, Current *model.Service
+	// Initial is true for the add events that replay a registry's state
+	// to a new subscriber, false for changes.
+	Initial bool
 }
 
 // Service returns the current service, or on delete the last one.
@@ -37,6 +40,9 @@ type EndpointsEvent struct {
 	Shard     model.ShardKey
 	Service   model.ServiceKey
 	Endpoints []*model.Endpoint
+	// Initial is true for the events that replay a registry's state to a
+	// new subscriber, false for changes.
+	Initial bool
 }
 
 // Deliver calls h.OnEndpoints.
@@ -47,6 +53,9 @@ func (e EndpointsEvent) Deliver(h Handler) { h.OnEndpoints(e) }
 type WorkloadEvent struct {
 	Type              model.EventType
 	Previous, Current *model.WorkloadInstance
+	// Initial is true for the add events that replay a registry's state
+	// to a new subscriber, false for changes.
+	Initial bool
 }
 
 // Workload returns the current workload, or on delete the last one.
@@ -67,8 +76,8 @@ func (e WorkloadEvent) Deliver(h Handler) { h.OnWorkload(e) }
 //     with each other for the same subscription, in the order the registry
 //     made the changes.
 //   - A handler first receives the registry's state at the moment it
-//     subscribed, as add events: every service, then every non-empty
-//     endpoint list, then every workload.
+//     subscribed, as add events marked Initial: every service, then every
+//     non-empty endpoint list, then every workload.
 //   - A service's add event comes before its first endpoints event; when a
 //     service is deleted, an empty endpoints event for each shard that had
 //     endpoints comes before the delete.

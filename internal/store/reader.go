@@ -183,7 +183,7 @@ func (r *Reader) Subscribe(h registry.Handler) (unsubscribe func()) {
 	slices.SortFunc(svcs, CompareServices)
 	initial := make([]registry.Event, 0, 2*len(svcs)+len(s.workloads))
 	for _, svc := range svcs {
-		initial = append(initial, registry.ServiceEvent{Type: model.EventAdd, Current: svc})
+		initial = append(initial, registry.ServiceEvent{Type: model.EventAdd, Current: svc, Initial: true})
 	}
 	for _, svc := range svcs {
 		set := s.endpoints[svc.Key()]
@@ -192,7 +192,7 @@ func (r *Reader) Subscribe(h registry.Handler) (unsubscribe func()) {
 		}
 		for _, shard := range sortedShards(set.shards) {
 			if visible(svc, shard) {
-				initial = append(initial, registry.EndpointsEvent{Shard: shard, Service: svc.Key(), Endpoints: set.shards[shard]})
+				initial = append(initial, registry.EndpointsEvent{Shard: shard, Service: svc.Key(), Endpoints: set.shards[shard], Initial: true})
 			}
 		}
 	}
@@ -202,7 +202,7 @@ func (r *Reader) Subscribe(h registry.Handler) (unsubscribe func()) {
 	}
 	slices.SortFunc(ws, compareWorkloads)
 	for _, w := range ws {
-		initial = append(initial, registry.WorkloadEvent{Type: model.EventAdd, Current: w})
+		initial = append(initial, registry.WorkloadEvent{Type: model.EventAdd, Current: w, Initial: true})
 	}
 	return s.notifier.Subscribe(h, initial)
 }

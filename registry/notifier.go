@@ -43,8 +43,11 @@ type subscription struct {
 	closed  bool
 
 	// done is the sequence number of the last event the handler has
-	// returned from (or the number at subscription, before any).
-	done atomic.Uint64
+	// returned from (or the number at subscription, before any); pushed
+	// is that of the last event queued for it. The handler has caught up
+	// with a mark when done reaches min(mark, pushed).
+	done   atomic.Uint64
+	pushed atomic.Uint64
 }
 
 type queued struct {
@@ -60,8 +63,16 @@ func (n *Notifier) Subscribe(h Handler, initial []Event) (unsubscribe func()) {
 	s := &subscription{h: h}
 	n.mu.Lock()
 	s.done.Store(n.seq)
-	for _, ev := range initial {
-		s.push(queued{ev: ev, seq: n.seq})
+	s.pushed.Store(n.seq)
+	if len(initial) > 0 {
+		// The initial events take a position of their own in the stream,
+		// after every mark taken so far and before every mark taken
+		// from now on: a later mark is not Delivered until this handler
+		// has its initial state, an earlier one does not wait for it.
+		n.seq++
+		for _, ev := range initial {
+			s.push(queued{ev: ev, seq: n.seq})
+		}
 	}
 	var next []*subscription
 	if cur := n.subs.Load(); cur != nil {
@@ -105,7 +116,8 @@ func (n *Notifier) Notify(ev Event) {
 }
 
 // Mark returns a position in the stream of events: every event notified so
-// far is at or before it.
+// far, and the initial events of every subscription made so far, are at or
+// before it.
 func (n *Notifier) Mark() uint64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -113,15 +125,17 @@ func (n *Notifier) Mark() uint64 {
 }
 
 // Delivered reports whether every current subscriber's handler has returned
-// from every event at or before mark. Registries use it to report
-// HasSynced only once their initial state has reached their handlers.
+// from every event at or before mark, its initial events included.
+// Subscribers that came after the mark do not hold it back. Registries use
+// it to report HasSynced only once their initial state has reached their
+// handlers.
 func (n *Notifier) Delivered(mark uint64) bool {
 	subs := n.subs.Load()
 	if subs == nil {
 		return true
 	}
 	for _, s := range *subs {
-		if s.done.Load() < mark {
+		if s.done.Load() < min(mark, s.pushed.Load()) {
 			return false
 		}
 	}
@@ -143,6 +157,7 @@ func (s *subscription) push(q queued) {
 		return
 	}
 	s.queue = append(s.queue, q)
+	s.pushed.Store(q.seq)
 	if !s.running {
 		s.running = true
 		go s.drain()

@@ -227,6 +227,45 @@ func TestNotifierMarkAndDelivered(t *testing.T) {
 	})
 }
 
+// A subscriber's initial events count: a mark taken after it subscribed
+// is not delivered until the handler has them. (A registry that subscribes
+// a handler to its state, then marks itself synced, must not report
+// HasSynced while that state is still queued.)
+func TestNotifierDeliveredWaitsForInitialEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n registry.Notifier
+		release := make(chan struct{})
+		r := &recorder{hook: func(string) { <-release }}
+		before := n.Mark()
+		defer n.Subscribe(r, []registry.Event{ev("initial")})()
+		mark := n.Mark()
+		synctest.Wait() // the handler is blocked in its initial event
+		if n.Delivered(mark) {
+			t.Error("Delivered(mark) while the initial events are still being handled")
+		}
+		if !n.Delivered(before) {
+			t.Error("a mark taken before the subscription waits for it")
+		}
+		close(release)
+		synctest.Wait()
+		if !n.Delivered(mark) {
+			t.Error("Delivered(mark) is false once the initial events are handled")
+		}
+		// Other subscribers are not held back by the initial events'
+		// position in the stream.
+		other := &recorder{}
+		defer n.Subscribe(other, nil)()
+		r.hook = nil
+		n.Notify(ev("next"))
+		synctest.Wait()
+		if !n.Delivered(n.Mark()) {
+			t.Error("Delivered is false once every handler has every event")
+		}
+		r.expect(t, "initial", "next")
+		other.expect(t, "next")
+	})
+}
+
 // Concurrent Subscribe, unsubscribe and Notify, run under -race. Every
 // subscriber sees one total order of events, each subscription a gap-free
 // run of it, and no handler is called concurrently with itself.

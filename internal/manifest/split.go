@@ -1,0 +1,49 @@
+package manifest
+
+import (
+	"strings"
+
+	istiofake "istio.io/client-go/pkg/clientset/versioned/fake"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+)
+
+// IsIstio reports whether obj is an Istio object: its API group is
+// istio.io or a subgroup (networking.istio.io, security.istio.io, ...).
+func IsIstio(obj runtime.Object) bool {
+	g := obj.GetObjectKind().GroupVersionKind().Group
+	return g == "istio.io" || strings.HasSuffix(g, ".istio.io")
+}
+
+// Split separates Kubernetes objects from Istio objects, keeping their
+// order.
+func Split(objs []runtime.Object) (kube, istio []runtime.Object) {
+	for _, o := range objs {
+		if IsIstio(o) {
+			istio = append(istio, o)
+		} else {
+			kube = append(kube, o)
+		}
+	}
+	return kube, istio
+}
+
+// KubeClientset returns a fake Kubernetes clientset holding the Kubernetes
+// objects of objs; Istio objects are ignored.
+//
+// It is client-go's NewSimpleClientset, with its limits: no field
+// management, no server-side validation or defaulting, label selectors
+// ignored on watch, and events between a list and the following watch
+// dropped.
+func KubeClientset(objs []runtime.Object) *kubefake.Clientset {
+	kube, _ := Split(objs)
+	return kubefake.NewSimpleClientset(kube...) //nolint:staticcheck // NewClientset needs apply configurations for every type
+}
+
+// IstioClientset returns a fake Istio clientset holding the Istio objects
+// of objs; Kubernetes objects are ignored. The limits of KubeClientset
+// apply.
+func IstioClientset(objs []runtime.Object) *istiofake.Clientset {
+	_, istio := Split(objs)
+	return istiofake.NewSimpleClientset(istio...)
+}

@@ -1,0 +1,100 @@
+package registry_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/registry/memory"
+)
+
+// WriteJSON prints any registry in the dump format: the same state gives
+// the same bytes.
+func ExampleWriteJSON() {
+	reg := memory.New(memory.Options{Cluster: "cluster-a"})
+	reviews := memory.Service("reviews", "default").Port("http", 9080).VIP("10.96.0.10").Build()
+	reg.AddService(reviews)
+	reg.SetEndpoints(reviews.Key(), memory.Endpoint("10.1.0.1", 9080).Port("http").
+		Locality("us-east1/us-east1-b").Pod("default", "reviews-v1").Build())
+	if err := registry.WriteJSON(os.Stdout, reg); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// {
+	//   "version": 1,
+	//   "services": [
+	//     {
+	//       "hostname": "reviews.default.svc.cluster.local",
+	//       "namespace": "default",
+	//       "name": "reviews",
+	//       "provider": "Kubernetes",
+	//       "resolution": "ClientSideLB",
+	//       "meshExternal": false,
+	//       "ports": [
+	//         {
+	//           "name": "http",
+	//           "port": 9080,
+	//           "protocol": "HTTP"
+	//         }
+	//       ],
+	//       "addresses": {
+	//         "cluster-a": [
+	//           "10.96.0.10"
+	//         ]
+	//       },
+	//       "externalAddresses": {},
+	//       "autoAddresses": [],
+	//       "exportTo": [
+	//         "*"
+	//       ],
+	//       "externalName": "",
+	//       "endpoints": [
+	//         {
+	//           "servicePort": "http",
+	//           "address": "10.1.0.1",
+	//           "addresses": [
+	//             "10.1.0.1"
+	//           ],
+	//           "port": 9080,
+	//           "cluster": "cluster-a",
+	//           "network": "",
+	//           "locality": "us-east1/us-east1-b",
+	//           "serviceAccount": "",
+	//           "tlsMode": "disabled",
+	//           "health": "Healthy",
+	//           "workload": "default/reviews-v1",
+	//           "labels": {},
+	//           "weight": 0
+	//         }
+	//       ]
+	//     }
+	//   ],
+	//   "workloads": [],
+	//   "diagnostics": []
+	// }
+}
+
+// A registry publishes through a Notifier: each subscriber gets its own
+// ordered queue, fed the subscriber's initial events first.
+func ExampleNotifier() {
+	var n registry.Notifier
+	done := make(chan struct{})
+	unsubscribe := n.Subscribe(registry.HandlerFuncs{
+		ServiceFunc: func(e registry.ServiceEvent) {
+			fmt.Println(e.Type, e.Service().Name)
+			if e.Type == model.EventDelete {
+				close(done)
+			}
+		},
+	}, []registry.Event{registry.ServiceEvent{Type: model.EventAdd, Current: &model.Service{Name: "reviews"}, Initial: true}})
+	defer unsubscribe()
+
+	n.Notify(registry.ServiceEvent{Type: model.EventAdd, Current: &model.Service{Name: "ratings"}})
+	n.Notify(registry.ServiceEvent{Type: model.EventDelete, Previous: &model.Service{Name: "reviews"}})
+	<-done
+	// Output:
+	// add reviews
+	// add ratings
+	// delete reviews
+}

@@ -1,0 +1,37 @@
+// Package memory is an in-memory registry.Registry for unit tests: the
+// fixture to reach for when code under test takes a registry.Registry or
+// registry.Discovery.
+//
+// A Registry holds what the test writes into it (AddService,
+// SetEndpoints, AddWorkload, AddDiagnostic, ...) and answers every
+// query and subscription exactly as the kube and serviceentry registries
+// do, because it is built on the same store: the same sorting, the same
+// precedence, the same events in the same order (a service's add before
+// its endpoints, an empty endpoints event before a delete, no event for a
+// write that changes nothing).
+//
+// Small builders make the values:
+//
+//	reg := memory.New(memory.Options{Cluster: "cluster-a"})
+//	svc := memory.Service("reviews", "default").Port("http", 9080).VIP("10.96.0.10").Build()
+//	reg.AddService(svc)
+//	reg.SetEndpoints(svc.Key(),
+//		memory.Endpoint("10.1.0.1", 9080).Port("http").Pod("default", "reviews-1").Build())
+//
+// # One shard
+//
+// A Registry is one shard: one provider (Options.Provider) in one cluster
+// (Options.Cluster). It stores copies of the values it is given, with the
+// gaps filled: a service's Provider becomes the registry's, and VIPs,
+// endpoints and workloads with no cluster get the registry's cluster. The
+// builders leave the cluster empty unless told, so values built once fit
+// any registry.
+//
+// # Running
+//
+// Queries, writes and subscriptions work without Run. Run matters only to
+// code that waits for HasSynced: as with a real registry, HasSynced turns
+// true once Run has started and the state written before it has reached
+// every subscribed handler. So a test can write the initial state, start
+// the code under test, then call Run, and see that code wait for the sync.
+package memory

@@ -1,0 +1,22 @@
+package memory
+
+import (
+	"reflect"
+	"testing"
+)
+
+// Every field of Options has a default: a field added without one fails
+// here.
+func TestOptionsDefaults(t *testing.T) {
+	got := reflect.ValueOf(Options{}.withDefaults())
+	for i := range got.NumField() {
+		if got.Field(i).IsZero() {
+			t.Errorf("Options.%s has no default", got.Type().Field(i).Name)
+		}
+	}
+	// Set fields are kept.
+	set := Options{Cluster: "c9", Provider: 2}
+	if set.withDefaults() != set {
+		t.Errorf("withDefaults changed set fields: %+v", set.withDefaults())
+	}
+}

@@ -1,0 +1,204 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/meshreg/meshreg/internal/store"
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
+)
+
+// DefaultCluster is the cluster of a Registry whose Options name none.
+const DefaultCluster model.ClusterID = "cluster-1"
+
+// Errors returned by a Registry, wrapped with the object they concern.
+var (
+	// ErrNotFound: the object to update is not in the registry.
+	ErrNotFound = errors.New("not found")
+	// ErrAlreadyRun: Run was called a second time.
+	ErrAlreadyRun = errors.New("already run")
+)
+
+// Options configure a Registry. The zero value is valid.
+type Options struct {
+	// Cluster is the cluster the registry's objects belong to.
+	// Default: DefaultCluster.
+	Cluster model.ClusterID
+	// Provider is the kind of registry to imitate: model.Kubernetes or
+	// model.External. Default: model.Kubernetes.
+	Provider model.Provider
+}
+
+// withDefaults returns o with every unset field set to its default.
+func (o Options) withDefaults() Options {
+	if o.Cluster == "" {
+		o.Cluster = DefaultCluster
+	}
+	if o.Provider == 0 {
+		o.Provider = model.Kubernetes
+	}
+	return o
+}
+
+// Registry is an in-memory registry.Registry. It is safe for concurrent
+// use. Create one with New.
+type Registry struct {
+	// Reader answers queries and subscriptions.
+	*store.Reader
+
+	store *store.Store
+	opts  Options
+
+	// mu guards diags and ran.
+	mu    sync.Mutex
+	diags []model.Diagnostic
+	ran   bool
+}
+
+var _ registry.Registry = (*Registry)(nil)
+
+// diagnosticsOwner is the store key under which the registry keeps its
+// diagnostics.
+const diagnosticsOwner = "memory"
+
+// New returns an empty registry.
+func New(opts Options) *Registry {
+	opts = opts.withDefaults()
+	s := store.New(model.ShardKey{Provider: opts.Provider, Cluster: opts.Cluster})
+	return &Registry{Reader: s.Reader(), store: s, opts: opts}
+}
+
+// Provider returns the registry's provider.
+func (r *Registry) Provider() model.Provider { return r.opts.Provider }
+
+// Cluster returns the registry's cluster.
+func (r *Registry) Cluster() model.ClusterID { return r.opts.Cluster }
+
+// String names the registry, e.g. "memory registry Kubernetes/cluster-1".
+func (r *Registry) String() string {
+	return "memory registry " + r.opts.Provider.String() + "/" + string(r.opts.Cluster)
+}
+
+// Run marks the registry's current state as its initial state and blocks
+// until ctx is done; it starts no goroutine. HasSynced turns true once
+// that state has reached every subscribed handler. A registry runs once:
+// a second call returns ErrAlreadyRun at once.
+func (r *Registry) Run(ctx context.Context) error {
+	r.mu.Lock()
+	ran := r.ran
+	r.ran = true
+	r.mu.Unlock()
+	if ran {
+		return fmt.Errorf("%s: %w", r, ErrAlreadyRun)
+	}
+	r.store.MarkSynced()
+	<-ctx.Done()
+	return nil
+}
+
+// AddService adds services, replacing any with the same key (namespace
+// and hostname). Each is stored as a copy with the registry's provider,
+// and with VIPs listed under the empty cluster moved to the registry's
+// cluster. Replacing a service with an equal one publishes nothing.
+func (r *Registry) AddService(svcs ...*model.Service) {
+	for _, svc := range svcs {
+		r.store.UpsertService(r.adoptService(svc))
+	}
+}
+
+// UpdateService applies change to a copy of the service with the key and
+// stores the result, as AddService does. It returns an error wrapping
+// ErrNotFound when there is no such service.
+func (r *Registry) UpdateService(key model.ServiceKey, change func(*model.Service)) error {
+	cur := r.ServiceByKey(key)
+	if cur == nil {
+		return fmt.Errorf("%s: update service %s: %w", r, key, ErrNotFound)
+	}
+	next := cur.DeepCopy()
+	change(next)
+	if next.Key() != key {
+		return fmt.Errorf("%s: update service %s: the change moved it to %s", r, key, next.Key())
+	}
+	r.AddService(next)
+	return nil
+}
+
+// DeleteService removes the service with the key, if there is one. Its
+// endpoints are withdrawn (an empty endpoints event) before the delete,
+// and kept: they come back if the service does.
+func (r *Registry) DeleteService(key model.ServiceKey) {
+	r.store.DeleteService(key)
+}
+
+// SetEndpoints replaces the endpoints of the service with the key; none
+// clears them. The service need not exist yet: endpoints wait for it, as
+// a real registry's do. Endpoints are stored as copies, with the
+// registry's cluster when they have none.
+func (r *Registry) SetEndpoints(key model.ServiceKey, eps ...*model.Endpoint) {
+	list := make([]*model.Endpoint, len(eps))
+	for i, ep := range eps {
+		c := ep.DeepCopy()
+		if c.Cluster == "" {
+			c.Cluster = r.opts.Cluster
+		}
+		list[i] = c
+	}
+	r.store.SetEndpoints(key, list)
+}
+
+// AddWorkload adds workload instances (Pods or WorkloadEntries),
+// replacing any with the same key. Each is stored as a copy, with the
+// registry's cluster when it has none.
+func (r *Registry) AddWorkload(ws ...*model.WorkloadInstance) {
+	for _, w := range ws {
+		c := w.DeepCopy()
+		if c.Endpoint.Cluster == "" {
+			c.Endpoint.Cluster = r.opts.Cluster
+		}
+		r.store.UpsertWorkload(c)
+	}
+}
+
+// DeleteWorkload removes the workload instance with the key, if there is
+// one. A key with no cluster means the registry's cluster.
+func (r *Registry) DeleteWorkload(key model.WorkloadKey) {
+	if key.Cluster == "" {
+		key.Cluster = r.opts.Cluster
+	}
+	r.store.DeleteWorkload(key)
+}
+
+// AddDiagnostic adds diagnostics, as a real registry reports what it
+// refused or could not fully use.
+func (r *Registry) AddDiagnostic(ds ...model.Diagnostic) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.diags = append(slices.Clone(r.diags), ds...)
+	r.store.SetDiagnostics(diagnosticsOwner, r.diags)
+}
+
+// ClearDiagnostics removes every diagnostic.
+func (r *Registry) ClearDiagnostics() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.diags = nil
+	r.store.SetDiagnostics(diagnosticsOwner, nil)
+}
+
+func (r *Registry) adoptService(svc *model.Service) *model.Service {
+	c := svc.DeepCopy()
+	c.Provider = r.opts.Provider
+	if vips, ok := c.Addresses[""]; ok {
+		delete(c.Addresses, "")
+		c.Addresses[r.opts.Cluster] = append(c.Addresses[r.opts.Cluster], vips...)
+	}
+	if addrs, ok := c.ExternalAddresses[""]; ok {
+		delete(c.ExternalAddresses, "")
+		c.ExternalAddresses[r.opts.Cluster] = append(c.ExternalAddresses[r.opts.Cluster], addrs...)
+	}
+	return c
+}

@@ -53,6 +53,11 @@ type Registry struct {
 	store *store.Store
 	opts  Options
 
+	// writeMu serialises writes, so that UpdateService's read, change and
+	// write is not interleaved with another write. Never held while
+	// calling a handler (the store does not call handlers).
+	writeMu sync.Mutex
+
 	// mu guards diags and ran.
 	mu    sync.Mutex
 	diags []model.Diagnostic
@@ -105,6 +110,8 @@ func (r *Registry) Run(ctx context.Context) error {
 // and with VIPs listed under the empty cluster moved to the registry's
 // cluster. Replacing a service with an equal one publishes nothing.
 func (r *Registry) AddService(svcs ...*model.Service) {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
 	for _, svc := range svcs {
 		r.store.UpsertService(r.adoptService(svc))
 	}
@@ -114,6 +121,8 @@ func (r *Registry) AddService(svcs ...*model.Service) {
 // stores the result, as AddService does. It returns an error wrapping
 // ErrNotFound when there is no such service.
 func (r *Registry) UpdateService(key model.ServiceKey, change func(*model.Service)) error {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
 	cur := r.ServiceByKey(key)
 	if cur == nil {
 		return fmt.Errorf("%s: update service %s: %w", r, key, ErrNotFound)
@@ -123,7 +132,7 @@ func (r *Registry) UpdateService(key model.ServiceKey, change func(*model.Servic
 	if next.Key() != key {
 		return fmt.Errorf("%s: update service %s: the change moved it to %s", r, key, next.Key())
 	}
-	r.AddService(next)
+	r.store.UpsertService(r.adoptService(next))
 	return nil
 }
 
@@ -131,6 +140,8 @@ func (r *Registry) UpdateService(key model.ServiceKey, change func(*model.Servic
 // endpoints are withdrawn (an empty endpoints event) before the delete,
 // and kept: they come back if the service does.
 func (r *Registry) DeleteService(key model.ServiceKey) {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
 	r.store.DeleteService(key)
 }
 
@@ -147,6 +158,8 @@ func (r *Registry) SetEndpoints(key model.ServiceKey, eps ...*model.Endpoint) {
 		}
 		list[i] = c
 	}
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
 	r.store.SetEndpoints(key, list)
 }
 
@@ -154,6 +167,8 @@ func (r *Registry) SetEndpoints(key model.ServiceKey, eps ...*model.Endpoint) {
 // replacing any with the same key. Each is stored as a copy, with the
 // registry's cluster when it has none.
 func (r *Registry) AddWorkload(ws ...*model.WorkloadInstance) {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
 	for _, w := range ws {
 		c := w.DeepCopy()
 		if c.Endpoint.Cluster == "" {
@@ -169,6 +184,8 @@ func (r *Registry) DeleteWorkload(key model.WorkloadKey) {
 	if key.Cluster == "" {
 		key.Cluster = r.opts.Cluster
 	}
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
 	r.store.DeleteWorkload(key)
 }
 

@@ -277,3 +277,24 @@ func TestDumpDeterministic(t *testing.T) {
 		t.Errorf("dump lacks the services:\n%s", a.String())
 	}
 }
+
+// Concurrent UpdateService calls each see the others' changes.
+func TestUpdateServiceConcurrent(t *testing.T) {
+	reg := memory.New(memory.Options{})
+	svc := memory.Service("reviews", "default").Build()
+	reg.AddService(svc)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			if err := reg.UpdateService(svc.Key(), func(s *model.Service) {
+				s.Ports = append(s.Ports, model.Port{Name: fmt.Sprint("p", i), Port: uint32(1000 + i)})
+			}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := len(reg.ServiceByKey(svc.Key()).Ports); got != 20 {
+		t.Errorf("after 20 concurrent updates adding a port each, the service has %d ports", got)
+	}
+}

@@ -57,7 +57,9 @@ func locality(region, zone, subzone string, weight uint32, eps ...*endpointv3.Lb
 func TestLoadAssignment(t *testing.T) {
 	const name = "outbound|8080||echo.default.svc.cluster.local"
 	healthy, unhealthy, draining := corev3.HealthStatus_HEALTHY, corev3.HealthStatus_UNHEALTHY, corev3.HealthStatus_DRAINING
-	east := func(e *model.Endpoint) { e.Locality = model.Locality{Region: "us-east1", Zone: "us-east1-b", Subzone: "rack1"} }
+	east := func(e *model.Endpoint) {
+		e.Locality = model.Locality{Region: "us-east1", Zone: "us-east1-b", Subzone: "rack1"}
+	}
 	west := func(e *model.Endpoint) { e.Locality = model.Locality{Region: "us-west1", Zone: "us-west1-a"} }
 	weight := func(w uint32) func(*model.Endpoint) { return func(e *model.Endpoint) { e.Weight = w } }
 	health := func(h model.HealthStatus) func(*model.Endpoint) { return func(e *model.Endpoint) { e.Health = h } }

@@ -1,0 +1,154 @@
+package debug
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
+)
+
+// Source is what the debug server reads: a registry's queries and whether
+// it has synced.
+type Source interface {
+	registry.Discovery
+	HasSynced() bool
+}
+
+// NewHandler returns the debug server's handler over src and m (see the
+// package doc for its paths).
+func NewHandler(src Source, m *Metrics, log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/services", func(w http.ResponseWriter, _ *http.Request) {
+		writeValue(w, log, servicesOf(src))
+	})
+	mux.HandleFunc("GET /debug/endpoints", func(w http.ResponseWriter, _ *http.Request) {
+		writeValue(w, log, endpointsOf(src))
+	})
+	mux.HandleFunc("GET /debug/workloads", func(w http.ResponseWriter, _ *http.Request) {
+		writeValue(w, log, registry.NewDump(workloadsOnly{src}).Workloads)
+	})
+	mux.HandleFunc("GET /debug/diagnostics", func(w http.ResponseWriter, _ *http.Request) {
+		writeValue(w, log, registry.NewDump(diagnosticsOnly{src}).Diagnostics)
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !src.HasSynced() {
+			http.Error(w, "registry not synced", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.Registry(), promhttp.HandlerOpts{}))
+	return mux
+}
+
+// Serve serves h on lis until ctx is done, then shuts the server down,
+// giving requests under way up to grace to finish. log may be nil.
+func Serve(ctx context.Context, lis net.Listener, h http.Handler, grace time.Duration, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+	log.Info("debug server listening", "addr", lis.Addr().String())
+	select {
+	case err := <-served:
+		return fmt.Errorf("debug server on %s: %w", lis.Addr(), err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		_ = srv.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("debug server on %s: %w", lis.Addr(), err)
+	}
+	log.Info("debug server stopped")
+	return nil
+}
+
+// ServiceSummary is a service on /debug/services: the dump's service
+// with the number of its endpoints in place of the list, which
+// /debug/endpoints serves.
+type ServiceSummary struct {
+	registry.DumpService
+	// Endpoints shadows DumpService.Endpoints in JSON.
+	Endpoints int `json:"endpoints"`
+}
+
+func servicesOf(src registry.Discovery) []ServiceSummary {
+	out := []ServiceSummary{}
+	for _, s := range registry.NewDump(noWorkloads{src}).Services {
+		n := len(s.Endpoints)
+		s.Endpoints = nil
+		out = append(out, ServiceSummary{DumpService: s, Endpoints: n})
+	}
+	return out
+}
+
+// ServiceEndpoints is a service's endpoints on /debug/endpoints.
+type ServiceEndpoints struct {
+	Hostname  string                  `json:"hostname"`
+	Namespace string                  `json:"namespace"`
+	Endpoints []registry.DumpEndpoint `json:"endpoints"`
+}
+
+func endpointsOf(src registry.Discovery) []ServiceEndpoints {
+	out := []ServiceEndpoints{}
+	for _, s := range registry.NewDump(noWorkloads{src}).Services {
+		out = append(out, ServiceEndpoints{Hostname: s.Hostname, Namespace: s.Namespace, Endpoints: s.Endpoints})
+	}
+	return out
+}
+
+// writeValue writes v as indented JSON.
+func writeValue(w http.ResponseWriter, log *slog.Logger, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		log.Error("debug response not encoded", "err", err)
+		http.Error(w, "encoding the response failed", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		log.Debug("debug response not written", "err", err)
+	}
+}
+
+// The dump's pieces are built by registry.NewDump over views of the
+// registry that answer only what a page shows, so that no page pays for
+// the queries of another.
+type (
+	// noWorkloads: services with their endpoints.
+	noWorkloads struct{ registry.Discovery }
+	// workloadsOnly and diagnosticsOnly: as named.
+	workloadsOnly   struct{ registry.Discovery }
+	diagnosticsOnly struct{ registry.Discovery }
+)
+
+func (noWorkloads) Workloads() []*model.WorkloadInstance     { return nil }
+func (noWorkloads) Diagnostics() []model.Diagnostic          { return nil }
+func (workloadsOnly) Services() []*model.Service             { return nil }
+func (workloadsOnly) Diagnostics() []model.Diagnostic        { return nil }
+func (diagnosticsOnly) Services() []*model.Service           { return nil }
+func (diagnosticsOnly) Workloads() []*model.WorkloadInstance { return nil }

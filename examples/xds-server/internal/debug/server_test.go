@@ -1,0 +1,171 @@
+package debug_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meshreg/meshreg/examples/xds-server/internal/debug"
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/registry/memory"
+)
+
+func fixture() *memory.Registry {
+	reg := memory.New(memory.Options{})
+	echo := memory.Service("echo", "default").Port("grpc", 8080).Build()
+	reg.AddService(echo)
+	reg.SetEndpoints(echo.Key(),
+		memory.Endpoint("10.0.0.1", 9000).Port("grpc").Pod("default", "echo-1").Build(),
+		memory.Endpoint("10.0.0.2", 9000).Port("grpc").Pod("default", "echo-2").Build())
+	reg.AddWorkload(memory.Workload("echo-1", "default").Address("10.0.0.1").Build())
+	reg.AddDiagnostic(model.Diagnostic{Severity: model.Warning, Kind: "EndpointSlice", Namespace: "default", Name: "echo-abc",
+		Message: "endpoint 10.0.0.3 pending: pod default/echo-3 is not known yet; withheld until it arrives"})
+	return reg
+}
+
+func get(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	return rec.Code, rec.Body.String()
+}
+
+func TestDebugPages(t *testing.T) {
+	reg := fixture()
+	h := debug.NewHandler(reg, debug.NewMetrics(reg, nil), nil)
+
+	code, body := get(t, h, "/debug/services")
+	var svcs []debug.ServiceSummary
+	if err := json.Unmarshal([]byte(body), &svcs); code != 200 || err != nil {
+		t.Fatalf("/debug/services: %d %v\n%s", code, err, body)
+	}
+	if len(svcs) != 1 || svcs[0].Hostname != "echo.default.svc.cluster.local" || svcs[0].Endpoints != 2 || len(svcs[0].Ports) != 1 {
+		t.Errorf("/debug/services = %+v", svcs)
+	}
+
+	code, body = get(t, h, "/debug/endpoints")
+	var eps []debug.ServiceEndpoints
+	if err := json.Unmarshal([]byte(body), &eps); code != 200 || err != nil {
+		t.Fatalf("/debug/endpoints: %d %v\n%s", code, err, body)
+	}
+	if len(eps) != 1 || len(eps[0].Endpoints) != 2 || eps[0].Endpoints[1].Workload != "default/echo-2" {
+		t.Errorf("/debug/endpoints = %+v", eps)
+	}
+
+	code, body = get(t, h, "/debug/workloads")
+	var ws []registry.DumpWorkload
+	if err := json.Unmarshal([]byte(body), &ws); code != 200 || err != nil {
+		t.Fatalf("/debug/workloads: %d %v\n%s", code, err, body)
+	}
+	if len(ws) != 1 || ws[0].Name != "echo-1" || ws[0].Addresses[0] != "10.0.0.1" {
+		t.Errorf("/debug/workloads = %+v", ws)
+	}
+
+	code, body = get(t, h, "/debug/diagnostics")
+	var ds []registry.DumpDiagnostic
+	if err := json.Unmarshal([]byte(body), &ds); code != 200 || err != nil {
+		t.Fatalf("/debug/diagnostics: %d %v\n%s", code, err, body)
+	}
+	if len(ds) != 1 || ds[0].Name != "echo-abc" || ds[0].Severity != "Warning" {
+		t.Errorf("/debug/diagnostics = %+v", ds)
+	}
+
+	if code, _ := get(t, h, "/healthz"); code != 200 {
+		t.Errorf("/healthz = %d", code)
+	}
+	if code, _ := get(t, h, "/nope"); code != 404 {
+		t.Errorf("/nope = %d, want 404", code)
+	}
+}
+
+func TestReadyzFollowsSync(t *testing.T) {
+	reg := fixture()
+	h := debug.NewHandler(reg, debug.NewMetrics(reg, nil), nil)
+	if code, _ := get(t, h, "/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz before sync = %d, want 503", code)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = reg.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		code, _ := get(t, h, "/readyz")
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz still %d after the registry ran", code)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	reg := fixture()
+	m := debug.NewMetrics(reg, func() map[string]int { return map[string]int{"type.googleapis.com/envoy.config.cluster.v3.Cluster": 1} })
+	m.ObserveEvent("endpoints", 2*time.Millisecond)
+	m.ObserveEvent("endpoints", time.Millisecond)
+	m.ObserveEvent("service", time.Millisecond)
+	m.AddStreams(1)
+	_, body := get(t, debug.NewHandler(reg, m, nil), "/metrics")
+	for _, want := range []string{
+		`meshreg_xds_registry_events_total{kind="endpoints"} 2`,
+		`meshreg_xds_registry_events_total{kind="service"} 1`,
+		`meshreg_xds_handler_duration_seconds_count{kind="endpoints"} 2`,
+		`meshreg_xds_streams 1`,
+		`meshreg_registry_services 1`,
+		`meshreg_registry_endpoints 2`,
+		`meshreg_registry_workloads 1`,
+		`meshreg_registry_pending_endpoints 1`,
+		`meshreg_registry_diagnostics{severity="Warning"} 1`,
+		`meshreg_registry_diagnostics{severity="Error"} 0`,
+		`meshreg_xds_resources{type="type.googleapis.com/envoy.config.cluster.v3.Cluster"} 1`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "go_goroutines") {
+		t.Errorf("/metrics serves the default registry's Go collectors; want a registry of its own")
+	}
+}
+
+func TestServeStopsOnContext(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := fixture()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var serveErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		serveErr = debug.Serve(ctx, lis, debug.NewHandler(reg, debug.NewMetrics(reg, nil), nil), time.Second, nil)
+	}()
+	resp, err := http.Get("http://" + lis.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatalf("GET /healthz: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.TrimSpace(string(b)) != "ok" {
+		t.Errorf("GET /healthz = %d %q", resp.StatusCode, b)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	cancel()
+	wg.Wait()
+	if serveErr != nil {
+		t.Errorf("Serve: %v", serveErr)
+	}
+}

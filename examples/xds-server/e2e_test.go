@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	grpcxds "google.golang.org/grpc/xds" // registers the xds balancers; gives a resolver per bootstrap
+
+	"github.com/meshreg/meshreg/aggregate"
+	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry/memory"
+)
+
+// backendHeader is the response header in which a backend names itself.
+const backendHeader = "x-backend"
+
+// backend is a gRPC server on loopback that answers the health service
+// and names itself in every response's headers.
+type backend struct {
+	name string
+	port uint32
+	srv  *grpc.Server
+	done chan struct{}
+}
+
+func startBackend(t *testing.T, name string) *backend {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("backend %s: listen: %v", name, err)
+	}
+	b := &backend{name: name, port: uint32(lis.Addr().(*net.TCPAddr).Port), done: make(chan struct{})}
+	b.srv = grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if err := grpc.SetHeader(ctx, metadata.Pairs(backendHeader, name)); err != nil {
+			return nil, err
+		}
+		return h(ctx, req)
+	}))
+	healthpb.RegisterHealthServer(b.srv, health.NewServer())
+	go func() {
+		defer close(b.done)
+		_ = b.srv.Serve(lis)
+	}()
+	t.Cleanup(func() { b.srv.Stop(); <-b.done })
+	return b
+}
+
+// endpoint is the registry's endpoint for the backend.
+func (b *backend) endpoint(mutate ...func(*memory.EndpointBuilder)) *model.Endpoint {
+	eb := memory.Endpoint("127.0.0.1", b.port).Port("grpc").Pod("default", "echo-"+b.name).Locality("r1/z1")
+	for _, m := range mutate {
+		m(eb)
+	}
+	return eb.Build()
+}
+
+// caller is a gRPC client of the service through the xds resolver.
+type caller struct {
+	t      *testing.T
+	health healthpb.HealthClient
+}
+
+// call makes one RPC and returns the backend that answered, or an error.
+func (c *caller) call(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var md metadata.MD
+	if _, err := c.health.Check(ctx, &healthpb.HealthCheckRequest{}, grpc.Header(&md)); err != nil {
+		return "", err
+	}
+	if v := md.Get(backendHeader); len(v) == 1 {
+		return v[0], nil
+	}
+	return "", fmt.Errorf("response without %s header: %v", backendHeader, md)
+}
+
+// until calls repeatedly, collecting the backends that answered (cond may
+// reset the collection), until cond holds; it fails the test at the
+// deadline. Failed calls are retried: before the first resources arrive,
+// the client's calls fail.
+func (c *caller) until(ctx context.Context, what string, cond func(seen map[string]int) bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	seen := map[string]int{}
+	var lastErr error
+	for !cond(seen) {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("timed out waiting for %s; backends reached: %v; last error: %v", what, seen, lastErr)
+		}
+		name, err := c.call(ctx)
+		if err != nil {
+			lastErr = err
+			time.Sleep(10 * time.Millisecond) // not a synchronisation: a pause between failed attempts
+			continue
+		}
+		seen[name]++
+	}
+}
+
+// settled makes n calls and returns the backends that answered them.
+func (c *caller) settled(ctx context.Context, n int) map[string]int {
+	c.t.Helper()
+	seen := map[string]int{}
+	for range n {
+		name, err := c.call(ctx)
+		if err != nil {
+			c.t.Fatalf("call after the update settled: %v", err)
+		}
+		seen[name]++
+	}
+	return seen
+}
+
+func has(names ...string) func(map[string]int) bool {
+	return func(seen map[string]int) bool {
+		for _, n := range names {
+			if seen[n] == 0 {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// TestEndToEnd serves a registry whose endpoints are real gRPC backends to
+// a real grpc-go xDS client, and checks that the client's calls follow the
+// registry: endpoints added, removed, and turned unhealthy.
+func TestEndToEnd(t *testing.T) {
+	a, b, c := startBackend(t, "a"), startBackend(t, "b"), startBackend(t, "c")
+
+	mem := memory.New(memory.Options{Cluster: "cluster-1"})
+	echo := memory.Service("echo", "default").Port("grpc", 8080).Build()
+	mem.AddService(echo)
+	mem.SetEndpoints(echo.Key(), a.endpoint(), b.endpoint())
+	agg := aggregate.New(aggregate.Options{})
+	if err := agg.Add(mem); err != nil {
+		t.Fatalf("aggregate add: %v", err)
+	}
+
+	xdsLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	debugLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, agg, xdsLis, debugLis, nil) }()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+
+	waitReady(t, "http://"+debugLis.Addr().String()+"/readyz")
+
+	bootstrap := fmt.Sprintf(`{
+		"xds_servers": [{"server_uri": %q, "channel_creds": [{"type": "insecure"}], "server_features": ["xds_v3"]}],
+		"node": {"id": "e2e-client", "locality": {"region": "r1", "zone": "z1"}}
+	}`, xdsLis.Addr().String())
+	resolver, err := grpcxds.NewXDSResolverWithConfigForTesting([]byte(bootstrap))
+	if err != nil {
+		t.Fatalf("xds resolver: %v", err)
+	}
+	target := "xds:///" + xds.ListenerName(echo.Hostname, 8080)
+	cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithResolvers(resolver))
+	if err != nil {
+		t.Fatalf("grpc client for %s: %v", target, err)
+	}
+	defer cc.Close()
+	cl := &caller{t: t, health: healthpb.NewHealthClient(cc)}
+
+	start := time.Now()
+	cl.until(ctx, "both initial backends", has("a", "b"))
+	t.Logf("initial backends reached after %s", time.Since(start).Round(time.Millisecond))
+
+	// Remove a, add c.
+	start = time.Now()
+	mem.SetEndpoints(echo.Key(), b.endpoint(), c.endpoint())
+	cl.until(ctx, "the added backend c", has("c"))
+	t.Logf("c reached %s after the update", time.Since(start).Round(time.Millisecond))
+	if seen := cl.settled(ctx, 20); seen["a"] > 0 || !has("b", "c")(seen) {
+		t.Errorf("after removing a and adding c, calls reached %v; want b and c only", seen)
+	}
+
+	// b turns unhealthy: gRPC uses only HEALTHY (and UNKNOWN) endpoints.
+	start = time.Now()
+	mem.SetEndpoints(echo.Key(), b.endpoint(func(e *memory.EndpointBuilder) { e.Health(model.Unhealthy) }), c.endpoint())
+	cl.until(ctx, "calls to stop reaching unhealthy b", func(seen map[string]int) bool {
+		// Ten calls in a row on c alone, after the last one on b.
+		if seen["b"] > 0 {
+			clear(seen)
+		}
+		return seen["c"] >= 10
+	})
+	t.Logf("b left %s after turning unhealthy", time.Since(start).Round(time.Millisecond))
+	if seen := cl.settled(ctx, 20); seen["c"] != 20 {
+		t.Errorf("with b unhealthy, calls reached %v; want c only", seen)
+	}
+
+	// The debug server reports what was served.
+	metrics := httpGet(t, "http://"+debugLis.Addr().String()+"/metrics")
+	for _, want := range []string{
+		`meshreg_xds_registry_events_total{kind="endpoints"}`,
+		`meshreg_registry_services 1`,
+		`meshreg_registry_endpoints 2`,
+		`meshreg_xds_streams 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+func waitReady(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready: %v", url, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
+
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	defer http.DefaultClient.CloseIdleConnections()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return string(b)
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+func TestDefaultAddressesAreLoopback(t *testing.T) {
+	c, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatalf("parseFlags: %v", err)
+	}
+	for name, addr := range map[string]string{"-xds-addr": c.xdsAddr, "-debug-addr": c.debugAddr} {
+		ap, err := netip.ParseAddrPort(addr)
+		if err != nil {
+			t.Fatalf("%s default %q: %v", name, addr, err)
+		}
+		if !ap.Addr().IsLoopback() {
+			t.Errorf("%s default %q does not bind to loopback", name, addr)
+		}
+		// The address a listener gets from it is loopback too (port 0 so
+		// that the test needs no free well-known port).
+		lis, err := net.Listen("tcp", net.JoinHostPort(ap.Addr().String(), "0"))
+		if err != nil {
+			t.Fatalf("listen on %s's host: %v", name, err)
+		}
+		got := lis.Addr().(*net.TCPAddr).AddrPort().Addr()
+		lis.Close()
+		if !got.IsLoopback() {
+			t.Errorf("%s listener bound to %s, not loopback", name, got)
+		}
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	c, err := parseFlags([]string{
+		"-xds-addr", ":18000", "-debug-addr", "0.0.0.0:18001",
+		"-cluster", "east=./east", "-f", "./west.yaml", "-kubeconfig", "live=/kc",
+		"-domain-suffix", "example.local", "-trust-domain", "td", "-namespace-selector", "mesh=on",
+	}, io.Discard)
+	if err != nil {
+		t.Fatalf("parseFlags: %v", err)
+	}
+	want := []clusterSource{
+		{Name: "east", Manifests: "./east"},
+		{Name: "Kubernetes", Manifests: "./west.yaml"},
+		{Name: "live", Kubeconfig: "/kc"},
+	}
+	if len(c.clusters) != len(want) {
+		t.Fatalf("clusters = %+v, want %+v", c.clusters, want)
+	}
+	for i := range want {
+		if c.clusters[i] != want[i] {
+			t.Errorf("cluster %d = %+v, want %+v", i, c.clusters[i], want[i])
+		}
+	}
+	if c.xdsAddr != ":18000" || c.debugAddr != "0.0.0.0:18001" || c.domainSuffix != "example.local" ||
+		c.trustDomain != "td" || c.namespaceSelector != "mesh=on" {
+		t.Errorf("config = %+v", c)
+	}
+	if c, _ := parseFlags(nil, io.Discard); c.domainSuffix != model.DefaultDomainSuffix || c.trustDomain != model.DefaultTrustDomain {
+		t.Errorf("defaults = %+v", c)
+	}
+}
+
+func TestParseFlagsErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"-cluster", "noequals"},
+		{"-cluster", "=path"},
+		{"-nope"},
+		{"extra"},
+	} {
+		_, err := parseFlags(args, io.Discard)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("parseFlags(%q) = %v, want a usage error", args, err)
+		}
+	}
+	if _, err := parseFlags([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("parseFlags(-h) = %v, want flag.ErrHelp", err)
+	}
+}

@@ -1,0 +1,256 @@
+package serviceentry
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/meshreg/meshreg/internal/store"
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
+)
+
+// syncPoll is how often Run checks whether the source has synced.
+const syncPoll = 10 * time.Millisecond
+
+// ErrAlreadyRunning is returned by Run on a controller that ran before.
+var ErrAlreadyRunning = errors.New("serviceentry: controller already ran")
+
+// Controller is the registry of a Source's ServiceEntries and
+// WorkloadEntries, with the Pods handed in by HandleWorkload. It
+// implements registry.Registry; it is safe for concurrent use.
+//
+// Changes are applied by one worker goroutine that Run starts: the
+// source's events and HandleWorkload only queue the objects that
+// changed, and the worker recomputes what depends on them (a
+// WorkloadEntry or Pod change recomputes only the entries that select it)
+// and writes the result to the store, which publishes the differences.
+type Controller struct {
+	*store.Reader
+
+	opts  Options
+	src   Source
+	store *store.Store
+	state *state // owned by the worker goroutine
+
+	ran atomic.Bool
+
+	// mu guards pending and pods, the changes waiting for the worker.
+	mu      sync.Mutex
+	pending map[Ref]struct{}
+	pods    map[model.WorkloadKey]podChange
+	// wake has room for one signal: work is pending.
+	wake chan struct{}
+}
+
+type podChange struct{ current *model.WorkloadInstance }
+
+var _ registry.Registry = (*Controller)(nil)
+
+// New returns a controller over src. It does nothing until Run.
+func New(src Source, opts Options) (*Controller, error) {
+	if src == nil {
+		return nil, errors.New("serviceentry: nil Source")
+	}
+	opts = opts.defaults()
+	st := store.New(model.ShardKey{Provider: model.External, Cluster: opts.ClusterID})
+	return &Controller{
+		Reader:  st.Reader(),
+		opts:    opts,
+		src:     src,
+		store:   st,
+		state:   newState(convCtx{Cluster: opts.ClusterID, TrustDomain: opts.TrustDomain}, st, opts.Logger),
+		pending: map[Ref]struct{}{},
+		pods:    map[model.WorkloadKey]podChange{},
+		wake:    make(chan struct{}, 1),
+	}, nil
+}
+
+// Provider returns model.External.
+func (c *Controller) Provider() model.Provider { return model.External }
+
+// Cluster returns the cluster the registry reports under.
+func (c *Controller) Cluster() model.ClusterID { return c.opts.ClusterID }
+
+// HandleWorkload takes a workload event from another registry (the kube
+// controller's Pods, wired by the aggregate) so that workloadSelectors can
+// select Pods. Only Pods are used; other kinds are ignored. It may be
+// called before Run and from any goroutine; it never blocks on the
+// worker.
+func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
+	w := ev.Workload()
+	if w == nil || w.Kind != model.KindPod {
+		return
+	}
+	cur := ev.Current
+	if ev.Type == model.EventDelete {
+		cur = nil
+	}
+	c.mu.Lock()
+	c.pods[w.Key()] = podChange{current: cur}
+	c.mu.Unlock()
+	c.signal()
+}
+
+// enqueue is the source's event handler.
+func (c *Controller) enqueue(r Ref) {
+	c.mu.Lock()
+	c.pending[r] = struct{}{}
+	c.mu.Unlock()
+	c.signal()
+}
+
+func (c *Controller) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run runs the source and the worker until ctx is done, then stops both
+// and returns nil. The registry is synced (HasSynced) once the source has
+// synced and its initial state has been converted and delivered. Run
+// returns the source's error if the source stops on its own, and
+// ErrAlreadyRunning when called a second time.
+func (c *Controller) Run(ctx context.Context) error {
+	if !c.ran.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+
+	unsubscribe := c.src.Subscribe(c.enqueue)
+	defer unsubscribe()
+	srcDone := make(chan error, 1)
+	wg.Go(func() { srcDone <- c.src.Run(ctx) })
+
+	if err := c.waitForSource(ctx, srcDone); err != nil || ctx.Err() != nil {
+		return err
+	}
+	c.initialSync()
+	c.store.MarkSynced()
+	c.opts.Logger.Info("ServiceEntry registry synced", "cluster", c.opts.ClusterID)
+
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-srcDone:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return sourceStopped(err)
+		case <-c.wake:
+			c.process()
+		}
+	}
+}
+
+func sourceStopped(err error) error {
+	if err == nil {
+		return errors.New("serviceentry: source stopped")
+	}
+	return err
+}
+
+// waitForSource polls the source until it has synced, ctx is done, or the
+// source stops.
+func (c *Controller) waitForSource(ctx context.Context, srcDone <-chan error) error {
+	t := time.NewTicker(syncPoll)
+	defer t.Stop()
+	for !c.src.HasSynced() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-srcDone:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return sourceStopped(err)
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// take returns and clears the queued changes.
+func (c *Controller) take() ([]Ref, map[model.WorkloadKey]podChange) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	refs := make([]Ref, 0, len(c.pending))
+	for r := range c.pending {
+		refs = append(refs, r)
+	}
+	pods := c.pods
+	c.pending = map[Ref]struct{}{}
+	c.pods = map[model.WorkloadKey]podChange{}
+	slices.SortFunc(refs, compareRefs)
+	return refs, pods
+}
+
+// initialSync converts the source's whole state at once, so that VIPs
+// are allocated over the complete set of hosts.
+func (c *Controller) initialSync() {
+	_, pods := c.take() // the listing below covers the queued refs
+	d := dirty{}
+	c.applyPods(pods, d)
+	for _, we := range c.src.WorkloadEntries() {
+		c.state.setWorkloadEntry(nsName{we.Namespace, we.Name}, we, d)
+	}
+	for _, se := range c.src.ServiceEntries() {
+		c.state.setServiceEntry(nsName{se.Namespace, se.Name}, se, d)
+	}
+	c.state.flush(d)
+}
+
+// process applies the queued changes: workloads first, so that entries
+// converted in the same batch see them.
+func (c *Controller) process() {
+	refs, pods := c.take()
+	d := dirty{}
+	c.applyPods(pods, d)
+	for _, r := range refs {
+		if r.Kind == KindWorkloadEntry {
+			c.state.setWorkloadEntry(nsName{r.Namespace, r.Name}, c.src.WorkloadEntry(r.Namespace, r.Name), d)
+		}
+	}
+	for _, r := range refs {
+		if r.Kind == KindServiceEntry {
+			c.state.setServiceEntry(nsName{r.Namespace, r.Name}, c.src.ServiceEntry(r.Namespace, r.Name), d)
+		}
+	}
+	c.state.flush(d)
+}
+
+func (c *Controller) applyPods(pods map[model.WorkloadKey]podChange, d dirty) {
+	keys := make([]model.WorkloadKey, 0, len(pods))
+	for k := range pods {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareWorkloadKeys)
+	for _, k := range keys {
+		c.state.setWorkload(k, k.Namespace, pods[k].current, d)
+	}
+}
+
+func compareRefs(a, b Ref) int {
+	switch {
+	case a.Kind != b.Kind:
+		return int(a.Kind) - int(b.Kind)
+	case a.Namespace != b.Namespace:
+		if a.Namespace < b.Namespace {
+			return -1
+		}
+		return 1
+	case a.Name < b.Name:
+		return -1
+	case a.Name > b.Name:
+		return 1
+	}
+	return 0
+}

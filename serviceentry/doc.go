@@ -1,0 +1,55 @@
+// Package serviceentry is the registry of Istio ServiceEntries and
+// WorkloadEntries: one model.Service per (namespace, host), their
+// endpoints, and WorkloadEntries published as workload instances that
+// Kubernetes Services can select.
+//
+// # Sources
+//
+// A Controller reads its objects from a Source: an InformerSource over a
+// cluster's networking.istio.io/v1 objects (istio client-go informers), or
+// a StaticSource whose objects are added, replaced and deleted from code,
+// for manifests (see internal/manifest), tests and control planes that get
+// their configuration elsewhere. Pods reach workloadSelectors through
+// HandleWorkload, wired to the kube controller by the aggregate.
+//
+// # Conversion
+//
+// Each ServiceEntry is validated first (hosts present and well formed,
+// ports in range and unique, known protocols and resolutions, STATIC
+// endpoints addressed by IP, endpoints with an address or a network, no
+// selector together with endpoints, addresses that are IPs or CIDRs); an
+// invalid entry is left out whole and reported as one Error diagnostic
+// listing every rule it breaks, and no other entry is affected. A valid
+// entry becomes:
+//
+//   - one Service per host, provider External, with every address of the
+//     entry as VIPs under Options.ClusterID, the ports' protocols,
+//     MeshExternal for location MESH_EXTERNAL, exportTo sorted,
+//     subjectAltNames as service accounts, and the creation time;
+//   - resolution NONE→Passthrough, STATIC→ClientSideLB, DNS→DNS,
+//     DNS_ROUND_ROBIN→DNSRoundRobin (one endpoint per port kept);
+//   - endpoints from its inline endpoints, or from the WorkloadEntries
+//     and Pods its workloadSelector selects in its own namespace, or, for
+//     a DNS entry with neither, from its host itself; the target port is
+//     the workload's port for the port name, else the port's targetPort,
+//     else the port number.
+//
+// Several entries declaring one host in one namespace make one service:
+// the oldest entry's attributes (then by name), and the endpoints of all
+// of them for the ports the oldest declares. A host without addresses
+// gets auto-allocated VIPs (see autoaddress.go), reported as
+// AutoAddresses.
+//
+// WorkloadEntry labels are the spec's merged with the metadata's, the
+// metadata winning on a conflict (as in Istio); TLS mode comes from the
+// security.istio.io/tlsMode label, else istio when a service account is
+// set; with the annotation proxy.istio.io/health-checks-enabled: "true"
+// the workload is Healthy only while its status has a Healthy condition
+// with status True.
+//
+// # Events
+//
+// The Controller publishes through internal/store: service events,
+// endpoint events (the full set of one service), and workload events for
+// WorkloadEntries; an update that changes nothing publishes nothing.
+package serviceentry

@@ -1,0 +1,118 @@
+package serviceentry
+
+import (
+	"fmt"
+	"time"
+
+	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// entry is a valid ServiceEntry, converted. The controller's worker owns
+// it: selected is recomputed in place when the workloads it selects
+// change.
+type entry struct {
+	ref      nsName
+	created  time.Time
+	res      model.Resolution
+	ports    []model.Port
+	services []*model.Service // one per host, in host order
+	// selector is the workloadSelector's labels; nil without one.
+	selector map[string]string
+	// fixed holds each host's endpoints from the entry itself: its
+	// inline endpoints, or the host itself for DNS entries without
+	// endpoints and selector.
+	fixed map[model.Hostname][]*model.Endpoint
+	// selected holds the endpoints of the selected workloads.
+	selected []*model.Endpoint
+	// warnings are problems that did not stop the entry being used.
+	warnings []string
+}
+
+// newEntry validates and converts a ServiceEntry; selected endpoints are
+// left for the caller to fill in. An invalid entry returns the validation
+// error.
+func newEntry(se *networkingv1.ServiceEntry, c convCtx) (*entry, error) {
+	if err := validateServiceEntry(se); err != nil {
+		return nil, err
+	}
+	svcs := convertServices(se, c.Cluster)
+	e := &entry{
+		ref:      nsName{se.Namespace, se.Name},
+		created:  se.CreationTimestamp.Time,
+		res:      convertResolution(se.Spec.Resolution),
+		ports:    convertPorts(se),
+		services: svcs,
+		fixed:    map[model.Hostname][]*model.Endpoint{},
+	}
+	if se.Spec.WorkloadSelector != nil {
+		e.selector = svcs[0].Selector
+	}
+	switch {
+	case len(se.Spec.Endpoints) > 0:
+		eps := inlineEndpoints(se, e.ports, c)
+		if e.res == model.DNSRoundRobin && len(se.Spec.Endpoints) > 1 {
+			e.warnings = append(e.warnings, fmt.Sprintf(
+				"resolution DNS_ROUND_ROBIN takes one endpoint: %d given, only the first is used", len(se.Spec.Endpoints)))
+		}
+		for _, s := range svcs {
+			e.fixed[s.Hostname] = eps
+		}
+	case e.selector == nil && (e.res == model.DNS || e.res == model.DNSRoundRobin):
+		for _, s := range svcs {
+			e.fixed[s.Hostname] = hostEndpoints(s.Hostname, e.ports, c)
+		}
+	}
+	return e, nil
+}
+
+// keys returns the service keys the entry declares.
+func (e *entry) keys() []model.ServiceKey {
+	out := make([]model.ServiceKey, len(e.services))
+	for i, s := range e.services {
+		out[i] = s.Key()
+	}
+	return out
+}
+
+// service returns the entry's service for a host.
+func (e *entry) service(host model.Hostname) *model.Service {
+	for _, s := range e.services {
+		if s.Hostname == host {
+			return s
+		}
+	}
+	return nil
+}
+
+// endpoints returns the entry's endpoints for a host: its own, then the
+// selected workloads', one per port for DNS_ROUND_ROBIN.
+func (e *entry) endpoints(host model.Hostname) []*model.Endpoint {
+	eps := append(append([]*model.Endpoint(nil), e.fixed[host]...), e.selected...)
+	if e.res == model.DNSRoundRobin {
+		return onePerPort(eps)
+	}
+	return eps
+}
+
+// selects reports whether the entry selects a workload: same namespace,
+// and the workloadSelector's labels match.
+func (e *entry) selects(w *model.WorkloadInstance) bool {
+	return w != nil && e.selector != nil && w.Namespace == e.ref.Namespace && model.SelectorMatches(e.selector, w.Endpoint.Labels)
+}
+
+// comparePrecedence orders the entries that declare one host in one
+// namespace: the oldest first, then by name.
+func comparePrecedence(a, b *entry) int {
+	if c := a.created.Compare(b.created); c != 0 {
+		return c
+	}
+	switch {
+	case a.ref.Name < b.ref.Name:
+		return -1
+	case a.ref.Name > b.ref.Name:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,192 @@
+package serviceentry
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
+	"istio.io/client-go/pkg/clientset/versioned"
+	"istio.io/client-go/pkg/informers/externalversions"
+	listersv1 "istio.io/client-go/pkg/listers/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+)
+
+// InformerOptions configure an InformerSource. The zero value watches
+// every namespace without resync.
+type InformerOptions struct {
+	// Namespace limits the source to one namespace; "" watches all.
+	Namespace string
+	// ResyncPeriod is the informers' resync period; 0 never resyncs.
+	ResyncPeriod time.Duration
+}
+
+// InformerSource is a Source over the networking.istio.io/v1
+// ServiceEntries and WorkloadEntries of a cluster, read through istio
+// client-go informers. The informers keep only what the registry reads
+// (transform): metadata without managed fields, owner references or
+// annotations (but the WorkloadEntry health-check one), the spec, and of a
+// WorkloadEntry's status only its conditions.
+type InformerSource struct {
+	factory  externalversions.SharedInformerFactory
+	seInf    cache.SharedIndexInformer
+	weInf    cache.SharedIndexInformer
+	seLister listersv1.ServiceEntryLister
+	weLister listersv1.WorkloadEntryLister
+
+	// mu guards handlers and nextID.
+	mu       sync.RWMutex
+	handlers map[int]func(Ref)
+	nextID   int
+}
+
+var _ Source = (*InformerSource)(nil)
+
+// NewInformerSource returns a source over client. Informers start on Run.
+func NewInformerSource(client versioned.Interface, opts InformerOptions) (*InformerSource, error) {
+	f := externalversions.NewSharedInformerFactoryWithOptions(client, opts.ResyncPeriod,
+		externalversions.WithNamespace(opts.Namespace), externalversions.WithTransform(strip))
+	s := &InformerSource{
+		factory:  f,
+		seInf:    f.Networking().V1().ServiceEntries().Informer(),
+		weInf:    f.Networking().V1().WorkloadEntries().Informer(),
+		seLister: f.Networking().V1().ServiceEntries().Lister(),
+		weLister: f.Networking().V1().WorkloadEntries().Lister(),
+		handlers: map[int]func(Ref){},
+	}
+	for kind, inf := range map[Kind]cache.SharedIndexInformer{KindServiceEntry: s.seInf, KindWorkloadEntry: s.weInf} {
+		h := func(obj any) { s.notify(kind, obj) }
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    h,
+			UpdateFunc: func(_, obj any) { h(obj) },
+			DeleteFunc: h,
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *InformerSource) notify(kind Kind, obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj) // unwraps tombstones
+	if err != nil {
+		return
+	}
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return
+	}
+	s.mu.RLock()
+	hs := make([]func(Ref), 0, len(s.handlers))
+	for _, h := range s.handlers {
+		hs = append(hs, h)
+	}
+	s.mu.RUnlock()
+	for _, h := range hs {
+		h(Ref{Kind: kind, Namespace: ns, Name: name})
+	}
+}
+
+// Run starts the informers and stops them, waiting for their goroutines,
+// when ctx is done.
+func (s *InformerSource) Run(ctx context.Context) error {
+	s.factory.Start(ctx.Done())
+	<-ctx.Done()
+	s.factory.Shutdown()
+	return nil
+}
+
+// HasSynced reports whether both informers have listed.
+func (s *InformerSource) HasSynced() bool { return s.seInf.HasSynced() && s.weInf.HasSynced() }
+
+// Subscribe adds a handler, called from the informers' goroutines.
+func (s *InformerSource) Subscribe(handler func(Ref)) (unsubscribe func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.nextID
+	s.nextID++
+	s.handlers[id] = handler
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.handlers, id)
+	}
+}
+
+// ServiceEntries returns every ServiceEntry in the informer's cache.
+func (s *InformerSource) ServiceEntries() []*networkingv1.ServiceEntry {
+	out, _ := s.seLister.List(labels.Everything())
+	return out
+}
+
+// WorkloadEntries returns every WorkloadEntry in the informer's cache.
+func (s *InformerSource) WorkloadEntries() []*networkingv1.WorkloadEntry {
+	out, _ := s.weLister.List(labels.Everything())
+	return out
+}
+
+// ServiceEntry returns a cached ServiceEntry, or nil.
+func (s *InformerSource) ServiceEntry(namespace, name string) *networkingv1.ServiceEntry {
+	se, err := s.seLister.ServiceEntries(namespace).Get(name)
+	if err != nil {
+		return nil
+	}
+	return se
+}
+
+// WorkloadEntry returns a cached WorkloadEntry, or nil.
+func (s *InformerSource) WorkloadEntry(namespace, name string) *networkingv1.WorkloadEntry {
+	we, err := s.weLister.WorkloadEntries(namespace).Get(name)
+	if err != nil {
+		return nil
+	}
+	return we
+}
+
+// strip is the informers' transform: it returns a lean copy of a
+// ServiceEntry or WorkloadEntry and leaves anything else (tombstones)
+// alone. It copies rather than trims in place, so that an object shared
+// with a fake clientset's tracker is never modified.
+func strip(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *networkingv1.ServiceEntry:
+		out := &networkingv1.ServiceEntry{TypeMeta: o.TypeMeta, ObjectMeta: leanMeta(&o.ObjectMeta)}
+		o.Spec.DeepCopyInto(&out.Spec)
+		return out, nil
+	case *networkingv1.WorkloadEntry:
+		out := &networkingv1.WorkloadEntry{TypeMeta: o.TypeMeta, ObjectMeta: leanMeta(&o.ObjectMeta)}
+		if v, ok := o.Annotations[annotationHealthChecks]; ok {
+			out.Annotations = map[string]string{annotationHealthChecks: v}
+		}
+		o.Spec.DeepCopyInto(&out.Spec)
+		for _, c := range o.Status.Conditions {
+			if c != nil && c.Type == conditionHealthy {
+				out.Status.Conditions = append(out.Status.Conditions, c.DeepCopy())
+			}
+		}
+		return out, nil
+	}
+	return obj, nil
+}
+
+// leanMeta keeps the metadata the registry and the informer read.
+func leanMeta(m *metav1.ObjectMeta) metav1.ObjectMeta {
+	out := metav1.ObjectMeta{
+		Name:              m.Name,
+		Namespace:         m.Namespace,
+		UID:               m.UID,
+		ResourceVersion:   m.ResourceVersion,
+		Generation:        m.Generation,
+		CreationTimestamp: m.CreationTimestamp,
+		DeletionTimestamp: m.DeletionTimestamp,
+	}
+	if len(m.Labels) > 0 {
+		out.Labels = make(map[string]string, len(m.Labels))
+		for k, v := range m.Labels {
+			out.Labels[k] = v
+		}
+	}
+	return out
+}

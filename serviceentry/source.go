@@ -1,0 +1,63 @@
+package serviceentry
+
+import (
+	"context"
+
+	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
+)
+
+// Kind says whether a Ref names a ServiceEntry or a WorkloadEntry.
+type Kind uint8
+
+// Kinds of Source objects.
+const (
+	KindServiceEntry Kind = iota + 1
+	KindWorkloadEntry
+)
+
+// String returns "ServiceEntry" or "WorkloadEntry".
+func (k Kind) String() string {
+	switch k {
+	case KindServiceEntry:
+		return "ServiceEntry"
+	case KindWorkloadEntry:
+		return "WorkloadEntry"
+	}
+	return "Kind(?)"
+}
+
+// Ref names an object of a Source.
+type Ref struct {
+	Kind            Kind
+	Namespace, Name string
+}
+
+// String returns "Kind/namespace/name".
+func (r Ref) String() string { return r.Kind.String() + "/" + r.Namespace + "/" + r.Name }
+
+// Source is where a Controller reads ServiceEntries and WorkloadEntries
+// from: a live cluster (InformerSource) or objects kept in memory
+// (StaticSource).
+//
+// Contract:
+//   - The getters return the source's current objects, nil when absent.
+//     Returned objects are shared and must not be modified; a source
+//     never modifies an object it returned either (a change is a new
+//     object).
+//   - After any change to an object, every handler added with Subscribe
+//     is called with the object's Ref, from any goroutine, possibly
+//     concurrently and possibly more than once per change; a handler
+//     re-reads the object with the getters. Handlers must be quick and
+//     must not call back into Subscribe or unsubscribe.
+//   - HasSynced turns true once the getters reflect the source's initial
+//     state; Run runs the source until ctx is done and returns only after
+//     every goroutine it started has stopped.
+type Source interface {
+	ServiceEntries() []*networkingv1.ServiceEntry
+	WorkloadEntries() []*networkingv1.WorkloadEntry
+	ServiceEntry(namespace, name string) *networkingv1.ServiceEntry
+	WorkloadEntry(namespace, name string) *networkingv1.WorkloadEntry
+	Subscribe(handler func(Ref)) (unsubscribe func())
+	HasSynced() bool
+	Run(ctx context.Context) error
+}

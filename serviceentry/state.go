@@ -1,0 +1,275 @@
+package serviceentry
+
+import (
+	"cmp"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+
+	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
+
+	"github.com/meshreg/meshreg/internal/store"
+	"github.com/meshreg/meshreg/model"
+)
+
+// state is the controller's view of its objects and what it derived from
+// them. Only the controller's worker goroutine uses it; results are
+// written to the store, which publishes them.
+type state struct {
+	c     convCtx
+	log   *slog.Logger
+	store *store.Store
+	alloc *vipAllocator
+
+	// entries holds the valid ServiceEntries.
+	entries map[nsName]*entry
+	// selecting holds, by namespace, the entries with a workloadSelector.
+	selecting map[string]map[nsName]*entry
+	// byKey holds, per service key, the entries that declare it.
+	byKey map[model.ServiceKey]map[nsName]*entry
+	// workloads holds, by namespace, the selectable workloads: valid
+	// WorkloadEntries and the Pods handed in.
+	workloads map[string]map[model.WorkloadKey]*model.WorkloadInstance
+}
+
+func newState(c convCtx, st *store.Store, log *slog.Logger) *state {
+	return &state{
+		c:         c,
+		log:       log,
+		store:     st,
+		alloc:     newVIPAllocator(),
+		entries:   map[nsName]*entry{},
+		selecting: map[string]map[nsName]*entry{},
+		byKey:     map[model.ServiceKey]map[nsName]*entry{},
+		workloads: map[string]map[model.WorkloadKey]*model.WorkloadInstance{},
+	}
+}
+
+// dirty collects the service keys whose service or endpoints must be
+// recomputed.
+type dirty map[model.ServiceKey]struct{}
+
+func (d dirty) add(keys ...model.ServiceKey) {
+	for _, k := range keys {
+		d[k] = struct{}{}
+	}
+}
+
+func owner(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+func (s *state) diagnostic(sev model.Severity, kind, namespace, name, msg string) model.Diagnostic {
+	return model.Diagnostic{Severity: sev, Kind: kind, Namespace: namespace, Name: name, Cluster: s.c.Cluster, Message: msg}
+}
+
+// setServiceEntry applies the current version of a ServiceEntry, nil when
+// deleted.
+func (s *state) setServiceEntry(ref nsName, se *networkingv1.ServiceEntry, d dirty) {
+	if old := s.entries[ref]; old != nil {
+		s.removeEntry(old)
+		d.add(old.keys()...)
+	}
+	diagOwner := owner("ServiceEntry", ref.Namespace, ref.Name)
+	if se == nil {
+		s.store.SetDiagnostics(diagOwner, nil)
+		return
+	}
+	e, err := newEntry(se, s.c)
+	if err != nil {
+		s.log.Warn("invalid ServiceEntry", "namespace", ref.Namespace, "name", ref.Name, "error", err)
+		s.store.SetDiagnostics(diagOwner, []model.Diagnostic{s.diagnostic(model.Error, "ServiceEntry", ref.Namespace, ref.Name,
+			"invalid, not used: "+err.Error())})
+		return
+	}
+	var ds []model.Diagnostic
+	for _, w := range e.warnings {
+		ds = append(ds, s.diagnostic(model.Warning, "ServiceEntry", ref.Namespace, ref.Name, w))
+	}
+	s.store.SetDiagnostics(diagOwner, ds)
+	s.selectWorkloads(e)
+	s.addEntry(e)
+	d.add(e.keys()...)
+}
+
+func (s *state) addEntry(e *entry) {
+	s.entries[e.ref] = e
+	if e.selector != nil {
+		addTo(s.selecting, e.ref.Namespace, e.ref, e)
+	}
+	for _, k := range e.keys() {
+		addTo(s.byKey, k, e.ref, e)
+	}
+}
+
+func (s *state) removeEntry(e *entry) {
+	delete(s.entries, e.ref)
+	removeFrom(s.selecting, e.ref.Namespace, e.ref)
+	for _, k := range e.keys() {
+		removeFrom(s.byKey, k, e.ref)
+	}
+}
+
+// setWorkloadEntry applies the current version of a WorkloadEntry, nil
+// when deleted: it is validated, published as a workload instance, and
+// the entries that select it (before or after) are recomputed.
+func (s *state) setWorkloadEntry(ref nsName, we *networkingv1.WorkloadEntry, d dirty) {
+	key := model.WorkloadKey{Cluster: s.c.Cluster, Kind: model.KindWorkloadEntry, Namespace: ref.Namespace, Name: ref.Name}
+	diagOwner := owner("WorkloadEntry", ref.Namespace, ref.Name)
+	var wi *model.WorkloadInstance
+	switch {
+	case we == nil:
+		s.store.SetDiagnostics(diagOwner, nil)
+	default:
+		if err := validateWorkloadEntry(we); err != nil {
+			s.log.Warn("invalid WorkloadEntry", "namespace", ref.Namespace, "name", ref.Name, "error", err)
+			s.store.SetDiagnostics(diagOwner, []model.Diagnostic{s.diagnostic(model.Error, "WorkloadEntry", ref.Namespace, ref.Name,
+				"invalid, not used: "+err.Error())})
+		} else {
+			s.store.SetDiagnostics(diagOwner, nil)
+			wi = convertWorkloadEntry(we, s.c)
+		}
+	}
+	if wi == nil {
+		s.store.DeleteWorkload(key)
+	} else {
+		s.store.UpsertWorkload(wi)
+	}
+	s.setWorkload(key, ref.Namespace, wi, d)
+}
+
+// setWorkload replaces a selectable workload (nil removes it) and
+// recomputes the entries of its namespace that select it before or after.
+func (s *state) setWorkload(key model.WorkloadKey, namespace string, wi *model.WorkloadInstance, d dirty) {
+	old := s.workloads[namespace][key]
+	if old == nil && wi == nil {
+		return
+	}
+	if wi == nil {
+		removeFrom(s.workloads, namespace, key)
+	} else {
+		addTo(s.workloads, namespace, key, wi)
+	}
+	for _, e := range s.selecting[namespace] {
+		if e.selects(old) || e.selects(wi) {
+			s.selectWorkloads(e)
+			d.add(e.keys()...)
+		}
+	}
+}
+
+// selectWorkloads recomputes the endpoints of the workloads an entry
+// selects.
+func (s *state) selectWorkloads(e *entry) {
+	e.selected = nil
+	if e.selector == nil {
+		return
+	}
+	ws := s.workloads[e.ref.Namespace]
+	for _, k := range slices.SortedFunc(maps.Keys(ws), compareWorkloadKeys) {
+		if w := ws[k]; e.selects(w) {
+			e.selected = append(e.selected, workloadEndpoints(w, e.ports, e.res, s.c)...)
+		}
+	}
+}
+
+// flush recomputes the service and endpoints of each dirty key and writes
+// them to the store, allocating VIPs for new keys in key order.
+func (s *state) flush(d dirty) {
+	keys := slices.SortedFunc(maps.Keys(d), compareKeys)
+	type result struct {
+		key     model.ServiceKey
+		entries []*entry
+	}
+	results := make([]result, 0, len(keys))
+	var want []model.ServiceKey
+	for _, k := range keys {
+		es := slices.SortedFunc(maps.Values(s.byKey[k]), comparePrecedence)
+		results = append(results, result{k, es})
+		if len(es) > 0 && wantsAutoAddress(es[0].service(k.Hostname)) {
+			want = append(want, k)
+		} else {
+			s.alloc.release(k)
+		}
+	}
+	exhausted := map[model.ServiceKey]bool{}
+	for _, k := range s.alloc.allocate(want) {
+		exhausted[k] = true
+	}
+	for _, r := range results {
+		s.writeKey(r.key, r.entries, exhausted[r.key])
+	}
+}
+
+// writeKey writes one service key: the service of the entry that wins
+// precedence, and the endpoints of every entry declaring it, for the
+// winner's ports, without duplicates.
+func (s *state) writeKey(k model.ServiceKey, es []*entry, exhausted bool) {
+	diagOwner := owner("ServiceEntryHost", k.Namespace, string(k.Hostname))
+	if len(es) == 0 {
+		s.store.DeleteService(k)
+		s.store.SetEndpoints(k, nil)
+		s.store.SetDiagnostics(diagOwner, nil)
+		return
+	}
+	winner := es[0]
+	svc := winner.service(k.Hostname)
+	var ds []model.Diagnostic
+	if vips, ok := s.alloc.lookup(k); ok {
+		cp := *svc
+		cp.AutoAddresses = vips
+		svc = &cp
+	} else if exhausted {
+		ds = append(ds, s.diagnostic(model.Warning, "ServiceEntry", k.Namespace, winner.ref.Name,
+			fmt.Sprintf("host %s: no VIP left to allocate", k.Hostname)))
+	}
+	s.store.UpsertService(svc)
+
+	var eps []*model.Endpoint
+	seen := map[model.EndpointKey]bool{}
+	for _, e := range es {
+		var dropped []string
+		for _, ep := range e.endpoints(k.Hostname) {
+			if _, ok := svc.PortByName(ep.ServicePortName); !ok {
+				if !slices.Contains(dropped, ep.ServicePortName) {
+					dropped = append(dropped, ep.ServicePortName)
+				}
+				continue
+			}
+			if ek := ep.Key(); !seen[ek] {
+				seen[ek] = true
+				eps = append(eps, ep)
+			}
+		}
+		if len(dropped) > 0 {
+			ds = append(ds, s.diagnostic(model.Warning, "ServiceEntry", k.Namespace, e.ref.Name, fmt.Sprintf(
+				"host %s: endpoints of ports %s not used: the oldest entry for the host, %s, does not declare them",
+				k.Hostname, strings.Join(dropped, ", "), winner.ref.Name)))
+		}
+	}
+	s.store.SetEndpoints(k, eps)
+	s.store.SetDiagnostics(diagOwner, ds)
+}
+
+func compareWorkloadKeys(a, b model.WorkloadKey) int {
+	return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Kind, b.Kind),
+		cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
+func addTo[K, K2 comparable, V any](m map[K]map[K2]V, k K, k2 K2, v V) {
+	inner := m[k]
+	if inner == nil {
+		inner = map[K2]V{}
+		m[k] = inner
+	}
+	inner[k2] = v
+}
+
+func removeFrom[K, K2 comparable, V any](m map[K]map[K2]V, k K, k2 K2) {
+	if inner := m[k]; inner != nil {
+		delete(inner, k2)
+		if len(inner) == 0 {
+			delete(m, k)
+		}
+	}
+}

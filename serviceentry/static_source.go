@@ -1,0 +1,238 @@
+package serviceentry
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
+	networkingv1alpha3 "istio.io/client-go/pkg/apis/networking/v1alpha3"
+	networkingv1beta1 "istio.io/client-go/pkg/apis/networking/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// ErrUnsupportedObject is wrapped by StaticSource.Upsert's error for an
+// object that is neither a ServiceEntry nor a WorkloadEntry.
+var ErrUnsupportedObject = errors.New("not a ServiceEntry or WorkloadEntry")
+
+// StaticSource is a Source whose objects are added, replaced and deleted
+// from code: for manifests loaded from files (see internal/manifest),
+// tests, and control planes that get their configuration elsewhere. It
+// is synced from the start. The zero value is an empty source, ready to
+// use; it is safe for concurrent use.
+type StaticSource struct {
+	// mu guards ses, wes, handlers and nextID.
+	mu       sync.RWMutex
+	ses      map[nsName]*networkingv1.ServiceEntry
+	wes      map[nsName]*networkingv1.WorkloadEntry
+	handlers map[int]func(Ref)
+	nextID   int
+}
+
+var _ Source = (*StaticSource)(nil)
+
+type nsName struct{ Namespace, Name string }
+
+// NewStaticSource returns a source holding objs; see Upsert.
+func NewStaticSource(objs ...runtime.Object) (*StaticSource, error) {
+	s := &StaticSource{}
+	return s, s.Upsert(objs...)
+}
+
+// Upsert adds each ServiceEntry and WorkloadEntry of objs (networking
+// v1, v1beta1 or v1alpha3), replacing one with the same namespace and
+// name. The source keeps copies: the caller may reuse objs. Other objects
+// are skipped, and reported in the error (wrapping ErrUnsupportedObject);
+// the supported ones are added all the same.
+func (s *StaticSource) Upsert(objs ...runtime.Object) error {
+	var errs []error
+	var changed []Ref
+	s.mu.Lock()
+	for _, o := range objs {
+		if se := toServiceEntry(o); se != nil {
+			if s.ses == nil {
+				s.ses = map[nsName]*networkingv1.ServiceEntry{}
+			}
+			s.ses[nsName{se.Namespace, se.Name}] = se
+			changed = append(changed, Ref{KindServiceEntry, se.Namespace, se.Name})
+		} else if we := toWorkloadEntry(o); we != nil {
+			if s.wes == nil {
+				s.wes = map[nsName]*networkingv1.WorkloadEntry{}
+			}
+			s.wes[nsName{we.Namespace, we.Name}] = we
+			changed = append(changed, Ref{KindWorkloadEntry, we.Namespace, we.Name})
+		} else {
+			errs = append(errs, fmt.Errorf("%T: %w", o, ErrUnsupportedObject))
+		}
+	}
+	handlers := s.handlerList()
+	s.mu.Unlock()
+	notify(handlers, changed)
+	return errors.Join(errs...)
+}
+
+// DeleteServiceEntry removes a ServiceEntry; deleting an absent one does
+// nothing.
+func (s *StaticSource) DeleteServiceEntry(namespace, name string) {
+	s.delete(Ref{KindServiceEntry, namespace, name})
+}
+
+// DeleteWorkloadEntry removes a WorkloadEntry; deleting an absent one does
+// nothing.
+func (s *StaticSource) DeleteWorkloadEntry(namespace, name string) {
+	s.delete(Ref{KindWorkloadEntry, namespace, name})
+}
+
+func (s *StaticSource) delete(r Ref) {
+	k := nsName{r.Namespace, r.Name}
+	s.mu.Lock()
+	var found bool
+	if r.Kind == KindServiceEntry {
+		_, found = s.ses[k]
+		delete(s.ses, k)
+	} else {
+		_, found = s.wes[k]
+		delete(s.wes, k)
+	}
+	handlers := s.handlerList()
+	s.mu.Unlock()
+	if found {
+		notify(handlers, []Ref{r})
+	}
+}
+
+// ServiceEntries returns every ServiceEntry, sorted by namespace and name.
+func (s *StaticSource) ServiceEntries() []*networkingv1.ServiceEntry {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return sortedValues(s.ses)
+}
+
+// WorkloadEntries returns every WorkloadEntry, sorted by namespace and
+// name.
+func (s *StaticSource) WorkloadEntries() []*networkingv1.WorkloadEntry {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return sortedValues(s.wes)
+}
+
+// ServiceEntry returns the ServiceEntry, or nil.
+func (s *StaticSource) ServiceEntry(namespace, name string) *networkingv1.ServiceEntry {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.ses[nsName{namespace, name}]
+}
+
+// WorkloadEntry returns the WorkloadEntry, or nil.
+func (s *StaticSource) WorkloadEntry(namespace, name string) *networkingv1.WorkloadEntry {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.wes[nsName{namespace, name}]
+}
+
+// Subscribe adds a handler, called synchronously after each change by the
+// goroutine that made it.
+func (s *StaticSource) Subscribe(handler func(Ref)) (unsubscribe func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.handlers == nil {
+		s.handlers = map[int]func(Ref){}
+	}
+	id := s.nextID
+	s.nextID++
+	s.handlers[id] = handler
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.handlers, id)
+	}
+}
+
+// HasSynced is always true.
+func (s *StaticSource) HasSynced() bool { return true }
+
+// Run blocks until ctx is done; a static source has nothing to run.
+func (s *StaticSource) Run(ctx context.Context) error {
+	<-ctx.Done()
+	return nil
+}
+
+func (s *StaticSource) handlerList() []func(Ref) {
+	ids := make([]int, 0, len(s.handlers))
+	for id := range s.handlers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make([]func(Ref), len(ids))
+	for i, id := range ids {
+		out[i] = s.handlers[id]
+	}
+	return out
+}
+
+func notify(handlers []func(Ref), refs []Ref) {
+	for _, r := range refs {
+		for _, h := range handlers {
+			h(r)
+		}
+	}
+}
+
+func sortedValues[T any](m map[nsName]T) []T {
+	keys := make([]nsName, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b nsName) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	out := make([]T, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
+}
+
+// toServiceEntry returns a networking v1 copy of a ServiceEntry of any
+// served version, or nil when o is not one. The spec type is shared by
+// all versions.
+func toServiceEntry(o runtime.Object) *networkingv1.ServiceEntry {
+	out := &networkingv1.ServiceEntry{}
+	switch se := o.(type) {
+	case *networkingv1.ServiceEntry:
+		return se.DeepCopy()
+	case *networkingv1beta1.ServiceEntry:
+		se.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+		se.Spec.DeepCopyInto(&out.Spec)
+	case *networkingv1alpha3.ServiceEntry:
+		se.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+		se.Spec.DeepCopyInto(&out.Spec)
+	default:
+		return nil
+	}
+	return out
+}
+
+// toWorkloadEntry is toServiceEntry for WorkloadEntries; the status is
+// kept, it carries the health condition.
+func toWorkloadEntry(o runtime.Object) *networkingv1.WorkloadEntry {
+	out := &networkingv1.WorkloadEntry{}
+	switch we := o.(type) {
+	case *networkingv1.WorkloadEntry:
+		return we.DeepCopy()
+	case *networkingv1beta1.WorkloadEntry:
+		we.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+		we.Spec.DeepCopyInto(&out.Spec)
+		we.Status.DeepCopyInto(&out.Status)
+	case *networkingv1alpha3.WorkloadEntry:
+		we.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+		we.Spec.DeepCopyInto(&out.Spec)
+		we.Status.DeepCopyInto(&out.Status)
+	default:
+		return nil
+	}
+	return out
+}

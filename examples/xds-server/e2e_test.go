@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -160,12 +161,8 @@ func TestEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- serve(ctx, agg, xdsLis, debugLis, nil) }()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
+	stop := sync.OnceValue(func() error { cancel(); return <-served })
+	defer stop()
 
 	waitReady(t, "http://"+debugLis.Addr().String()+"/readyz")
 
@@ -224,6 +221,18 @@ func TestEndToEnd(t *testing.T) {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+
+	// Shutdown while the client is still connected is graceful: the xDS
+	// streams end and the servers stop before the grace period runs out.
+	start = time.Now()
+	if err := stop(); err != nil {
+		t.Errorf("serve: %v", err)
+	}
+	took := time.Since(start)
+	t.Logf("shutdown with the client connected took %s", took.Round(time.Millisecond))
+	if took >= shutdownGrace {
+		t.Errorf("shutdown took %s: the servers were closed, not stopped gracefully", took)
 	}
 }
 

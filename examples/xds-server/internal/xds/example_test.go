@@ -9,7 +9,9 @@ import (
 )
 
 // The endpoints of one service port become a ClusterLoadAssignment
-// grouped by locality, with locality weights summed from the endpoints'.
+// grouped by locality, with locality weights summed from the endpoints'
+// (an unset endpoint weight counts as 1). The Terminating endpoint is
+// left out.
 func ExampleLoadAssignment() {
 	port := model.Port{Name: "grpc", Port: 8080, Protocol: model.GRPC}
 	at := func(ip, locality string, w uint32, h model.HealthStatus) *model.Endpoint {
@@ -30,14 +32,18 @@ func ExampleLoadAssignment() {
 		fmt.Printf("  %s/%s weight=%d\n", l.GetRegion(), l.GetZone(), loc.GetLoadBalancingWeight().GetValue())
 		for _, lb := range loc.GetLbEndpoints() {
 			sa := lb.GetEndpoint().GetAddress().GetSocketAddress()
-			fmt.Printf("    %s:%d %s weight=%d\n", sa.GetAddress(), sa.GetPortValue(), lb.GetHealthStatus(), lb.GetLoadBalancingWeight().GetValue())
+			weight := "unset"
+			if w := lb.GetLoadBalancingWeight(); w != nil {
+				weight = fmt.Sprint(w.GetValue())
+			}
+			fmt.Printf("    %s:%d %s weight=%s\n", sa.GetAddress(), sa.GetPortValue(), lb.GetHealthStatus(), weight)
 		}
 	}
 	// Output:
 	// outbound|8080||echo.default.svc.cluster.local
 	//   us-east1/us-east1-b weight=4
-	//     10.0.0.1:9000 HEALTHY weight=0
+	//     10.0.0.1:9000 HEALTHY weight=unset
 	//     10.0.0.2:9000 DRAINING weight=3
 	//   us-west1/us-west1-a weight=1
-	//     10.0.1.1:9000 UNHEALTHY weight=0
+	//     10.0.1.1:9000 UNHEALTHY weight=unset
 }

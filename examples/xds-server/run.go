@@ -58,6 +58,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "xds-server: debug listener: %v\n", err)
 		return 1
 	}
+	for _, lis := range []net.Listener{xdsLis, debugLis} {
+		if ap := lis.Addr().(*net.TCPAddr).AddrPort(); !ap.Addr().IsLoopback() {
+			fmt.Fprintf(stderr, "xds-server: warning: listening on %s, beyond this host, without authentication\n", ap)
+		}
+	}
 	if err := serve(ctx, reg, xdsLis, debugLis, log); err != nil {
 		fmt.Fprintf(stderr, "xds-server: %v\n", err)
 		return 1

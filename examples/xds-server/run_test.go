@@ -23,6 +23,7 @@ func TestRunExitStatus(t *testing.T) {
 		// With its context already done, the command starts and stops at
 		// once, cleanly.
 		{"stops on context", []string{"-xds-addr", "127.0.0.1:0", "-debug-addr", "127.0.0.1:0"}, 0, ""},
+		{"warns beyond loopback", []string{"-xds-addr", "127.0.0.1:0", "-debug-addr", "0.0.0.0:0"}, 0, "warning: listening on"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -98,13 +98,6 @@ func (u *Updater) Run(ctx context.Context) error {
 	return nil
 }
 
-// Hosts returns the number of hostnames with published resources.
-func (u *Updater) Hosts() int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return len(u.hosts)
-}
-
 // handler adapts the Updater to registry.Handler without exporting the
 // methods on Updater.
 type handler struct{ u *Updater }

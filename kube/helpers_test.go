@@ -232,7 +232,9 @@ func sliceObj(ns, name, service string, family discoveryv1.AddressType, port int
 
 func ptr[T any](v T) *T { return &v }
 
-func host(ns, name string) model.Hostname { return model.KubeServiceHostname(name, ns, "cluster.local") }
+func host(ns, name string) model.Hostname {
+	return model.KubeServiceHostname(name, ns, "cluster.local")
+}
 
 func skey(ns, name string) model.ServiceKey {
 	return model.ServiceKey{Namespace: ns, Hostname: host(ns, name)}

@@ -202,4 +202,3 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 	}
 	return eps, diags, deps
 }
-

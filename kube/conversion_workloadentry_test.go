@@ -1,0 +1,95 @@
+package kube
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+func TestWorkloadEntryTargetPort(t *testing.T) {
+	pm := map[string]uint32{"web": 8081}
+	tests := []struct {
+		name string
+		port model.Port
+		want uint32
+	}{
+		{"named, in port map", model.Port{Port: 80, TargetPortName: "web"}, 8081},
+		{"named, not in port map: service port", model.Port{Port: 80, TargetPortName: "other"}, 80},
+		{"numeric", model.Port{Port: 80, TargetPort: 9090}, 9090},
+		{"unset: service port", model.Port{Port: 80}, 80},
+	}
+	for _, tt := range tests {
+		if got := workloadEntryTargetPort(tt.port, pm); got != tt.want {
+			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestWorkloadEntrySelected(t *testing.T) {
+	we := &model.WorkloadInstance{Kind: model.KindWorkloadEntry, Namespace: "ns", Name: "we",
+		Endpoint: model.Endpoint{Labels: map[string]string{"app": "a"}, Addresses: []netip.Addr{netip.MustParseAddr("1.1.1.1")}}}
+	tests := []struct {
+		name string
+		svc  *model.Service
+		want bool
+	}{
+		{"match", &model.Service{Namespace: "ns", Selector: map[string]string{"app": "a"}}, true},
+		{"other namespace", &model.Service{Namespace: "other", Selector: map[string]string{"app": "a"}}, false},
+		{"no selector", &model.Service{Namespace: "ns"}, false},
+		{"empty selector", &model.Service{Namespace: "ns", Selector: map[string]string{}}, false},
+		{"mismatch", &model.Service{Namespace: "ns", Selector: map[string]string{"app": "b"}}, false},
+	}
+	for _, tt := range tests {
+		if got := workloadEntrySelected(tt.svc, we); got != tt.want {
+			t.Errorf("%s: got %v", tt.name, got)
+		}
+	}
+	pod := *we
+	pod.Kind = model.KindPod
+	if workloadEntrySelected(tests[0].svc, &pod) {
+		t.Error("a pod instance was selected as a WorkloadEntry")
+	}
+}
+
+func TestWorkloadEntryEndpoints(t *testing.T) {
+	svc := &model.Service{Ports: []model.Port{{Name: "http", Port: 80, TargetPortName: "web"}, {Name: "tcp", Port: 90, TargetPort: 9090}}}
+	we := &model.WorkloadInstance{Kind: model.KindWorkloadEntry, Namespace: "ns", Name: "we", PortMap: map[string]uint32{"web": 8080},
+		Endpoint: model.Endpoint{Addresses: []netip.Addr{netip.MustParseAddr("1.1.1.1")}, Cluster: "other", Network: "n"}}
+	got := workloadEntryEndpoints(svc, we, "c1")
+	if len(got) != 2 || got[0].Port != 8080 || got[1].Port != 9090 || got[0].Cluster != "c1" ||
+		got[0].Workload() != "ns/we" || got[0].WorkloadKind != model.KindWorkloadEntry || got[0].Network != "n" {
+		t.Errorf("workloadEntryEndpoints = %+v", got)
+	}
+	if we.Endpoint.Cluster != "other" {
+		t.Error("input modified")
+	}
+	we.Endpoint.Addresses = nil
+	we.Endpoint.Hostname = "vm.example.com"
+	if got := workloadEntryEndpoints(svc, we, "c1"); len(got) != 0 {
+		t.Errorf("hostname entry gave endpoints: %v", got)
+	}
+}
+
+// FuzzWorkloadEntryEndpoints checks that any entry and port converts
+// without panicking into endpoints of the right cluster and a valid port.
+func FuzzWorkloadEntryEndpoints(f *testing.F) {
+	f.Add("web", uint32(80), uint32(0), "web", uint32(8080), "1.1.1.1")
+	f.Add("", uint32(80), uint32(90), "x", uint32(0), "fd00::1")
+	f.Add("web", uint32(1), uint32(0), "web", uint32(0), "")
+	f.Fuzz(func(t *testing.T, targetName string, port, target uint32, pmName string, pmPort uint32, addr string) {
+		if port == 0 {
+			port = 1
+		}
+		svc := &model.Service{Namespace: "ns", Ports: []model.Port{{Name: "p", Port: port, TargetPort: target, TargetPortName: targetName}}}
+		we := &model.WorkloadInstance{Kind: model.KindWorkloadEntry, Namespace: "ns", Name: "we", PortMap: map[string]uint32{pmName: pmPort}}
+		if a, err := netip.ParseAddr(addr); err == nil {
+			we.Endpoint.Addresses = []netip.Addr{a}
+		}
+		for _, ep := range workloadEntryEndpoints(svc, we, "c1") {
+			if ep.Cluster != "c1" || ep.Port == 0 {
+				t.Errorf("bad endpoint %+v", ep)
+			}
+		}
+	})
+}

@@ -1,0 +1,72 @@
+package kube
+
+import (
+	"log/slog"
+	"net/netip"
+	"reflect"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// TestOptionsDefaults fails when a field of Options is added without
+// deciding its default here and in defaults().
+func TestOptionsDefaults(t *testing.T) {
+	got := Options{}.defaults()
+	want := map[string]any{
+		"ClusterID":         DefaultClusterID,
+		"DomainSuffix":      "cluster.local",
+		"TrustDomain":       "cluster.local",
+		"NamespaceSelector": (*metav1.LabelSelector)(nil),
+		"SystemNamespace":   "istio-system",
+		"Network":           model.NetworkID(""),
+		"NetworkCIDRs":      map[netip.Prefix]model.NetworkID(nil),
+		"Logger":            nil, // checked below
+		"ResyncPeriod":      got.ResyncPeriod,
+	}
+	v := reflect.ValueOf(got)
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		w, ok := want[name]
+		if !ok {
+			t.Errorf("Options.%s has no decided default: add it to defaults() and to this test", name)
+			continue
+		}
+		if name == "Logger" {
+			if got.Logger == nil || got.Logger.Handler() != slog.DiscardHandler {
+				t.Errorf("Logger default is not a discarding logger")
+			}
+			continue
+		}
+		if f := v.Field(i).Interface(); !reflect.DeepEqual(f, w) {
+			t.Errorf("Options.%s default = %#v, want %#v", name, f, w)
+		}
+	}
+	if got.ResyncPeriod != 0 {
+		t.Errorf("ResyncPeriod default = %v, want 0", got.ResyncPeriod)
+	}
+	// Set fields are kept.
+	set := Options{ClusterID: "x", DomainSuffix: "d", TrustDomain: "t", SystemNamespace: "s", Network: "n"}.defaults()
+	if set.ClusterID != "x" || set.DomainSuffix != "d" || set.TrustDomain != "t" || set.SystemNamespace != "s" || set.Network != "n" {
+		t.Errorf("defaults overwrote set fields: %+v", set)
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	f := newFakeCluster()
+	if _, err := New(nil, Options{}); err == nil {
+		t.Error("New(nil client) succeeded")
+	}
+	bad := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Bogus"}}}
+	if _, err := New(f, Options{NamespaceSelector: bad}); err == nil {
+		t.Error("New accepted an invalid NamespaceSelector")
+	}
+	if _, err := New(f, Options{NetworkCIDRs: map[netip.Prefix]model.NetworkID{{}: "n"}}); err == nil {
+		t.Error("New accepted an invalid CIDR")
+	}
+	if _, err := New(f, Options{ResyncPeriod: -1}); err == nil {
+		t.Error("New accepted a negative resync period")
+	}
+}

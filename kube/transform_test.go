@@ -1,0 +1,106 @@
+package kube
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/cache"
+)
+
+// TestTransformsKeepWhatConversionReads converts full objects and their
+// stripped forms and expects the same results, and checks that the bulk
+// is gone.
+func TestTransformsKeepWhatConversionReads(t *testing.T) {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s", Labels: map[string]string{"a": "b"},
+			Annotations: map[string]string{annotationExportTo: ".", "kubectl.kubernetes.io/last-applied-configuration": "{...}"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.0.0.1", Selector: map[string]string{"app": "a"},
+			Ports:           []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("web"), NodePort: 30000}},
+			SessionAffinity: corev1.ServiceAffinityClientIP},
+		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "1.2.3.4"}}}},
+	}
+	stripped, _ := stripService(svc)
+	s := stripped.(*corev1.Service)
+	a, _ := convertService(svc, testServiceConfig)
+	b, _ := convertService(s, testServiceConfig)
+	if !a.Equals(b) {
+		t.Errorf("stripped service converts differently:\n%s", cmp.Diff(a, b))
+	}
+	if len(s.ManagedFields) > 0 || len(s.Annotations) != 1 || s.Spec.SessionAffinity != "" {
+		t.Errorf("service not stripped: %+v", s)
+	}
+	again, _ := stripService(s)
+	if !cmp.Equal(again, s) {
+		t.Error("stripService is not idempotent")
+	}
+
+	pod := podObj("ns", "p", "10.0.0.1", "n", map[string]string{"app": "a"})
+	pod.Spec.Containers = []corev1.Container{{Name: "c", Image: "img", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 80}, {ContainerPort: 81}}}}
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady}}
+	sp, _ := stripPod(pod)
+	p := sp.(*corev1.Pod)
+	wa, _ := podWorkload(pod, podEnv{cluster: "c"})
+	wb, _ := podWorkload(p, podEnv{cluster: "c"})
+	if !wa.Equals(wb) {
+		t.Errorf("stripped pod converts differently:\n%s", cmp.Diff(wa, wb))
+	}
+	if p.Spec.Containers[0].Image != "" || len(p.Status.Conditions) > 0 {
+		t.Errorf("pod not stripped: %+v", p)
+	}
+
+	sl := sliceObj("ns", "s1", "s", discoveryv1.AddressTypeIPv4, 80, sliceEP{"10.0.0.1", "p", true})
+	sl.Labels["endpointslice.kubernetes.io/managed-by"] = "x"
+	sl.Endpoints[0].Hints = &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: "z"}}}
+	ss, _ := stripSlice(sl)
+	stripped2 := ss.(*discoveryv1.EndpointSlice)
+	ma, _ := mergeSlices([]*discoveryv1.EndpointSlice{sl}, "c")
+	mb, _ := mergeSlices([]*discoveryv1.EndpointSlice{stripped2}, "c")
+	if !cmp.Equal(ma, mb, cmp.AllowUnexported(sliceEndpoint{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })) {
+		t.Errorf("stripped slice merges differently")
+	}
+	if len(stripped2.Labels) != 1 || stripped2.Endpoints[0].Hints != nil {
+		t.Errorf("slice not stripped: %+v", stripped2)
+	}
+
+	node := nodeObj("n", "r", "z")
+	node.Labels["kubernetes.io/hostname"] = "n"
+	node.Status.Capacity = corev1.ResourceList{}
+	sn, _ := stripNode(node)
+	if got := sn.(*corev1.Node); len(got.Labels) != 2 || nodeLocality(got.Labels) != nodeLocality(node.Labels) {
+		t.Errorf("node strip: %+v", got)
+	}
+	sns, _ := stripNamespace(nsObj("ns", map[string]string{"a": "b"}))
+	if got := sns.(*corev1.Namespace); got.Labels["a"] != "b" {
+		t.Errorf("namespace strip: %+v", got)
+	}
+
+	// Other objects, such as tombstones, pass through.
+	tomb := cache.DeletedFinalStateUnknown{Key: "ns/p", Obj: pod}
+	for _, tr := range []cache.TransformFunc{stripService, stripSlice, stripPod, stripNode, stripNamespace} {
+		if out, err := tr(tomb); err != nil || out != any(tomb) {
+			t.Errorf("tombstone not passed through: %v %v", out, err)
+		}
+	}
+}
+
+func TestUnwrapTombstone(t *testing.T) {
+	pod := podObj("ns", "p", "", "", nil)
+	if got, ok := unwrap[*corev1.Pod](pod); !ok || got != pod {
+		t.Error("plain object not unwrapped")
+	}
+	if got, ok := unwrap[*corev1.Pod](cache.DeletedFinalStateUnknown{Key: "ns/p", Obj: pod}); !ok || got != pod {
+		t.Error("tombstone not unwrapped")
+	}
+	if _, ok := unwrap[*corev1.Pod](cache.DeletedFinalStateUnknown{Key: "ns/p", Obj: "junk"}); ok {
+		t.Error("tombstone of another type unwrapped")
+	}
+	if _, ok := unwrap[*corev1.Service](pod); ok {
+		t.Error("wrong type unwrapped")
+	}
+}

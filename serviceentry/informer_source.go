@@ -7,10 +7,11 @@ import (
 
 	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
 	"istio.io/client-go/pkg/clientset/versioned"
-	"istio.io/client-go/pkg/informers/externalversions"
 	listersv1 "istio.io/client-go/pkg/listers/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -28,9 +29,14 @@ type InformerOptions struct {
 // client-go informers. The informers keep only what the registry reads
 // (transform): metadata without managed fields, owner references or
 // annotations (but the WorkloadEntry health-check one), the spec, and of a
-// WorkloadEntry's status only its conditions.
+// WorkloadEntry's status only its Healthy condition.
+//
+// The informers ask client whether it supports the watch-list protocol
+// (client-go's IsWatchListSemanticsUnSupported), as client-go's own
+// generated informers do; istio client-go's generated informers do not,
+// and so hang on its fake clientset. Wrap a fake clientset to say it does
+// not (internal/manifest.IstioClientset does).
 type InformerSource struct {
-	factory  externalversions.SharedInformerFactory
 	seInf    cache.SharedIndexInformer
 	weInf    cache.SharedIndexInformer
 	seLister listersv1.ServiceEntryLister
@@ -46,17 +52,37 @@ var _ Source = (*InformerSource)(nil)
 
 // NewInformerSource returns a source over client. Informers start on Run.
 func NewInformerSource(client versioned.Interface, opts InformerOptions) (*InformerSource, error) {
-	f := externalversions.NewSharedInformerFactoryWithOptions(client, opts.ResyncPeriod,
-		externalversions.WithNamespace(opts.Namespace), externalversions.WithTransform(strip))
+	ns := opts.Namespace
+	ses := client.NetworkingV1().ServiceEntries(ns)
+	wes := client.NetworkingV1().WorkloadEntries(ns)
+	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	seInf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return ses.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return ses.Watch(ctx, o)
+		},
+	}, client), &networkingv1.ServiceEntry{}, opts.ResyncPeriod, indexers)
+	weInf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return wes.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return wes.Watch(ctx, o)
+		},
+	}, client), &networkingv1.WorkloadEntry{}, opts.ResyncPeriod, indexers)
 	s := &InformerSource{
-		factory:  f,
-		seInf:    f.Networking().V1().ServiceEntries().Informer(),
-		weInf:    f.Networking().V1().WorkloadEntries().Informer(),
-		seLister: f.Networking().V1().ServiceEntries().Lister(),
-		weLister: f.Networking().V1().WorkloadEntries().Lister(),
+		seInf:    seInf,
+		weInf:    weInf,
+		seLister: listersv1.NewServiceEntryLister(seInf.GetIndexer()),
+		weLister: listersv1.NewWorkloadEntryLister(weInf.GetIndexer()),
 		handlers: map[int]func(Ref){},
 	}
-	for kind, inf := range map[Kind]cache.SharedIndexInformer{KindServiceEntry: s.seInf, KindWorkloadEntry: s.weInf} {
+	for kind, inf := range map[Kind]cache.SharedIndexInformer{KindServiceEntry: seInf, KindWorkloadEntry: weInf} {
+		if err := inf.SetTransform(strip); err != nil {
+			return nil, err
+		}
 		h := func(obj any) { s.notify(kind, obj) }
 		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    h,
@@ -92,9 +118,10 @@ func (s *InformerSource) notify(kind Kind, obj any) {
 // Run starts the informers and stops them, waiting for their goroutines,
 // when ctx is done.
 func (s *InformerSource) Run(ctx context.Context) error {
-	s.factory.Start(ctx.Done())
-	<-ctx.Done()
-	s.factory.Shutdown()
+	var wg sync.WaitGroup
+	wg.Go(func() { s.seInf.RunWithContext(ctx) })
+	wg.Go(func() { s.weInf.RunWithContext(ctx) })
+	wg.Wait()
 	return nil
 }
 

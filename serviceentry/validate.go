@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/go-multierror"

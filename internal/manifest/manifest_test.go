@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
-	"istio.io/api/networking/v1alpha3"
 	"go.uber.org/goleak"
+	"istio.io/api/networking/v1alpha3"
+	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"

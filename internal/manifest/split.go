@@ -43,7 +43,18 @@ func KubeClientset(objs []runtime.Object) *kubefake.Clientset {
 // IstioClientset returns a fake Istio clientset holding the Istio objects
 // of objs; Kubernetes objects are ignored. The limits of KubeClientset
 // apply.
-func IstioClientset(objs []runtime.Object) *istiofake.Clientset {
+func IstioClientset(objs []runtime.Object) *IstioFake {
 	_, istio := Split(objs)
-	return istiofake.NewSimpleClientset(istio...)
+	return &IstioFake{istiofake.NewSimpleClientset(istio...)}
 }
+
+// IstioFake is istio client-go's fake clientset, telling informers that it
+// does not support the watch-list protocol, as client-go's own fake does:
+// without that, a reflector waits for the initial-events bookmark the fake
+// never sends.
+type IstioFake struct {
+	*istiofake.Clientset
+}
+
+// IsWatchListSemanticsUnSupported returns true.
+func (*IstioFake) IsWatchListSemanticsUnSupported() bool { return true }

@@ -109,7 +109,7 @@ func TestConvertService(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := &model.Service{
-				Hostname: model.Hostname(tt.svc.Name + "." + tt.svc.Namespace + ".svc.cluster.local"),
+				Hostname:  model.Hostname(tt.svc.Name + "." + tt.svc.Namespace + ".svc.cluster.local"),
 				Namespace: tt.svc.Namespace, Name: tt.svc.Name, Provider: model.Kubernetes,
 			}
 			tt.want(want)

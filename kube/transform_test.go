@@ -18,7 +18,7 @@ import (
 func TestTransformsKeepWhatConversionReads(t *testing.T) {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s", Labels: map[string]string{"a": "b"},
-			Annotations: map[string]string{annotationExportTo: ".", "kubectl.kubernetes.io/last-applied-configuration": "{...}"},
+			Annotations:   map[string]string{annotationExportTo: ".", "kubectl.kubernetes.io/last-applied-configuration": "{...}"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.0.0.1", Selector: map[string]string{"app": "a"},
 			Ports:           []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("web"), NodePort: 30000}},

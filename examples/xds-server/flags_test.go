@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/model"
 )
 
@@ -47,24 +48,25 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parseFlags: %v", err)
 	}
-	want := []clusterSource{
-		{Name: "east", Manifests: "./east"},
-		{Name: "Kubernetes", Manifests: "./west.yaml"},
-		{Name: "live", Kubeconfig: "/kc"},
+	want := []sources.Cluster{
+		{ID: "east", Manifests: "./east"},
+		{ID: "Kubernetes", Manifests: "./west.yaml"},
+		{ID: "live", Kubeconfig: "/kc"},
 	}
-	if len(c.clusters) != len(want) {
-		t.Fatalf("clusters = %+v, want %+v", c.clusters, want)
+	got := c.sources.Clusters
+	if len(got) != len(want) {
+		t.Fatalf("clusters = %+v, want %+v", got, want)
 	}
 	for i := range want {
-		if c.clusters[i] != want[i] {
-			t.Errorf("cluster %d = %+v, want %+v", i, c.clusters[i], want[i])
+		if got[i] != want[i] {
+			t.Errorf("cluster %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if c.xdsAddr != ":18000" || c.debugAddr != "0.0.0.0:18001" || c.domainSuffix != "example.local" ||
-		c.trustDomain != "td" || c.namespaceSelector != "mesh=on" {
+	if c.xdsAddr != ":18000" || c.debugAddr != "0.0.0.0:18001" || c.sources.DomainSuffix != "example.local" ||
+		c.sources.TrustDomain != "td" || c.sources.NamespaceSelector != "mesh=on" {
 		t.Errorf("config = %+v", c)
 	}
-	if c, _ := parseFlags(nil, io.Discard); c.domainSuffix != model.DefaultDomainSuffix || c.trustDomain != model.DefaultTrustDomain {
+	if c, _ := parseFlags(nil, io.Discard); c.sources.DomainSuffix != model.DefaultDomainSuffix || c.sources.TrustDomain != model.DefaultTrustDomain {
 		t.Errorf("defaults = %+v", c)
 	}
 }

@@ -1,28 +1,27 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/meshreg/meshreg/aggregate"
+	"github.com/meshreg/meshreg/internal/sources"
 )
 
-// errSourcesNotWired is returned by buildRegistry for source flags it
-// cannot build yet.
-var errSourcesNotWired = errors.New("registry sources are not wired into xds-server yet")
-
 // buildRegistry turns the source flags into an aggregate registry, not yet
-// running. With no source it is an empty aggregate.
-//
-// TODO(sources): replace with the shared examples sources package, which
-// builds the kube, serviceentry and manifest registries from these flags
-// exactly as registry-dump does. The tests do not depend on this
-// function: they build their registry themselves.
-func buildRegistry(_ context.Context, c *config) (*aggregate.Controller, error) {
-	agg := aggregate.New(aggregate.Options{})
-	if len(c.clusters) > 0 {
-		return nil, fmt.Errorf("cluster %s: %w", c.clusters[0].Name, errSourcesNotWired)
+// running, exactly as registry-dump does. With no source it is an empty
+// aggregate. Its errors are usage errors: bad flags, unreadable files.
+func buildRegistry(c *config, log *slog.Logger) (*aggregate.Controller, error) {
+	cfg, err := c.sources.Config(log)
+	if err != nil {
+		return nil, err
 	}
-	return agg, nil
+	if len(cfg.Clusters) == 0 {
+		return aggregate.New(aggregate.Options{Logger: log}), nil
+	}
+	built, err := sources.Build(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sources: %w", err)
+	}
+	return built.Aggregate, nil
 }

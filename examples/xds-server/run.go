@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if c.verbose {
 		log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	reg, err := buildRegistry(ctx, c)
+	reg, err := buildRegistry(c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "xds-server: %v\n", err)
 		return 2

@@ -18,7 +18,11 @@ func TestRunExitStatus(t *testing.T) {
 	}{
 		{"help", []string{"-h"}, 0, "usage: xds-server"},
 		{"bad flag", []string{"-nope"}, 2, "xds-server: flag provided but not defined: -nope (see -h)"},
-		{"sources not wired yet", []string{"-cluster", "east=./east"}, 2, "cluster east: registry sources are not wired"},
+		{"unreadable manifests", []string{"-cluster", "east=./absent"}, 2, "cluster east: stat ./absent: no such file"},
+		{"bad selector", []string{"-namespace-selector", "a in ("}, 2, "-namespace-selector"},
+		// registry-dump's demo manifests build and serve.
+		{"manifests", []string{"-xds-addr", "127.0.0.1:0", "-debug-addr", "127.0.0.1:0",
+			"-cluster", "east=../registry-dump/demo/east.yaml", "-cluster", "west=../registry-dump/demo/west.yaml"}, 0, ""},
 		{"bad address", []string{"-xds-addr", "127.0.0.1:notaport"}, 1, "xds-server: xds listener:"},
 		// With its context already done, the command starts and stops at
 		// once, cleanly.

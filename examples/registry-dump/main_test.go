@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"sigs.k8s.io/yaml"
+
+	"github.com/meshreg/meshreg/registry"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(t.Context(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestDemoTable(t *testing.T) {
+	code, out, errs := runCmd(t)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, want := range []string{
+		// reviews runs in both clusters: one service, both VIPs, the
+		// draining pod counted apart.
+		"reviews.bookinfo.svc.cluster.local",
+		"east=10.96.0.20 west=10.97.0.20",
+		"3 Healthy, 1 Draining",
+		// the ServiceEntry selects a Pod and a WorkloadEntry.
+		"payments.internal.example.com",
+		"2 Healthy",
+		// a DNS entry without addresses gets auto-allocated ones.
+		"auto=240.240.",
+		"6 services, 10 endpoints, 9 workloads",
+		"Error    ServiceEntry payments/broken-entry [east]: invalid, not used",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestJSONIsTheDumpFormat(t *testing.T) {
+	_, first, _ := runCmd(t, "-o", "json")
+	code, second, errs := runCmd(t, "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if first != second {
+		t.Error("two dumps of the same demo differ")
+	}
+	var d registry.Dump
+	dec := json.NewDecoder(strings.NewReader(first))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Version != registry.DumpVersion || len(d.Services) != 6 || len(d.Workloads) != 9 || len(d.Diagnostics) != 1 {
+		t.Errorf("dump: version %d, %d services, %d workloads, %d diagnostics; want 1, 6, 9, 1",
+			d.Version, len(d.Services), len(d.Workloads), len(d.Diagnostics))
+	}
+
+	_, y, _ := runCmd(t, "-o", "yaml")
+	j, err := yaml.YAMLToJSON([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromYAML, fromJSON any
+	_ = json.Unmarshal(j, &fromYAML)
+	_ = json.Unmarshal([]byte(first), &fromJSON)
+	a, _ := json.Marshal(fromYAML)
+	b, _ := json.Marshal(fromJSON)
+	if !bytes.Equal(a, b) {
+		t.Error("-o yaml does not hold the same document as -o json")
+	}
+}
+
+func TestBadInvocations(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown flag", []string{"-nope"}, "flag provided but not defined"},
+		{"bad output", []string{"-o", "xml"}, `-o "xml": want table, json or yaml`},
+		{"cluster without name", []string{"-cluster", "path-only"}, "want NAME=PATH"},
+		{"missing file", []string{"-f", filepath.Join(dir, "absent.yaml")}, "no such file"},
+		{"same cluster twice", []string{"-cluster", "a=" + dir, "-cluster", "a=" + dir}, "cluster a given twice"},
+		{"stray argument", []string{"stray.yaml"}, `unexpected argument "stray.yaml"`},
+		{"bad selector", []string{"-namespace-selector", "a in (", "-f", dir}, "-namespace-selector"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCmd(t, tc.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			if out != "" {
+				t.Errorf("stdout %q, want nothing", out)
+			}
+			if strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.want) {
+				t.Errorf("stderr %q, want one line containing %q", errs, tc.want)
+			}
+		})
+	}
+}
+
+const svcYAML = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec:
+  clusterIP: 10.0.0.1
+  ports: [{name: http, port: 80}]
+`
+
+func TestManifestFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "web.yaml")
+	if err := os.WriteFile(file, []byte(svcYAML+"---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCmd(t, "-f", file, "-o", "json", "-domain-suffix", "example.internal")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	var d registry.Dump
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Services) != 1 || d.Services[0].Hostname != "web.default.svc.example.internal" {
+		t.Errorf("services = %+v, want web.default.svc.example.internal", d.Services)
+	}
+	if got := d.Services[0].Addresses["Kubernetes"]; len(got) != 1 || got[0] != "10.0.0.1" {
+		t.Errorf("VIPs = %v, want 10.0.0.1 under cluster Kubernetes", d.Services[0].Addresses)
+	}
+	// The unknown kind is a diagnostic, not a failure.
+	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Kind != "Widget" {
+		t.Errorf("diagnostics = %+v, want one for the Widget", d.Diagnostics)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the watcher's goroutine and the
+// test's.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestWatchFollowsFileChanges(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "web.yaml")
+	if err := os.WriteFile(file, []byte(svcYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	var out, errs syncBuffer
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"-f", file, "-watch"}, &out, &errs) }()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("exit %d, stderr %q", code, errs.String())
+		}
+	}()
+	waitFor(t, &out, "web.default.svc.cluster.local")
+	if strings.Contains(out.String(), "add service") {
+		t.Errorf("the initial state was printed as changes:\n%s", out.String())
+	}
+	api := strings.ReplaceAll(svcYAML, "web", "api")
+	if err := os.WriteFile(file, []byte(svcYAML+"---\n"+api), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, &out, "add service default/api.default.svc.cluster.local")
+}
+
+func waitFor(t *testing.T, out *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("output never showed %q:\n%s", want, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/meshreg/meshreg/internal/sources"
+	"github.com/meshreg/meshreg/registry"
+)
+
+// usageError is a problem with the command line: reported in one line,
+// exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+
+// options are the parsed flags.
+type options struct {
+	sources     sources.Flags
+	output      string
+	watch       bool
+	syncTimeout time.Duration
+	verbose     bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("registry-dump", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported in one line by the caller
+	o.sources.Register(fs)
+	fs.StringVar(&o.output, "o", "table", "output `format`: table, json or yaml")
+	fs.BoolVar(&o.watch, "watch", false, "keep running and print each change")
+	fs.DurationVar(&o.syncTimeout, "sync-timeout", 30*time.Second, "how long to wait for live clusters to sync")
+	fs.BoolVar(&o.verbose, "v", false, "log to stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			fmt.Fprintln(stderr, "usage: registry-dump [flags]\n\nWith no flags, prints an embedded two-cluster demo.\n\nFlags:")
+			fs.PrintDefaults()
+			return nil, err
+		}
+		return nil, usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return nil, usageError{fmt.Errorf("unexpected argument %q (manifests go after -f or -cluster)", fs.Arg(0))}
+	}
+	switch o.output {
+	case "table", "json", "yaml":
+	default:
+		return nil, usageError{fmt.Errorf("-o %q: want table, json or yaml", o.output)}
+	}
+	return o, nil
+}
+
+// run is the command, with its streams and context given, so tests can
+// drive it. It returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "registry-dump: %v (see -h)\n", err)
+		return 2
+	}
+	logger := slog.New(slog.DiscardHandler)
+	if o.verbose {
+		logger = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+	cfg, err := o.sources.Config(logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "registry-dump: %v (see -h)\n", err)
+		return 2
+	}
+	if len(cfg.Clusters) == 0 {
+		cfg.Clusters, err = demoClusters()
+		if err != nil {
+			fmt.Fprintf(stderr, "registry-dump: demo: %v\n", err)
+			return 1
+		}
+	}
+	built, err := sources.Build(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "registry-dump: %v\n", err)
+		return 2
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- built.Aggregate.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	if err := waitForSync(ctx, built.Aggregate, o.syncTimeout); err != nil {
+		fmt.Fprintf(stderr, "registry-dump: %v\n", err)
+		return 1
+	}
+	if err := write(stdout, o.output, registry.NewDump(built.Discovery)); err != nil {
+		fmt.Fprintf(stderr, "registry-dump: %v\n", err)
+		return 1
+	}
+	if o.watch {
+		if err := watch(ctx, built, o, stdout); err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "registry-dump: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+func waitForSync(ctx context.Context, r interface{ HasSynced() bool }, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for !r.HasSynced() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("registry not synced after %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+func write(w io.Writer, format string, d *registry.Dump) error {
+	switch format {
+	case "json":
+		return d.WriteJSON(w)
+	case "yaml":
+		var buf strings.Builder
+		if err := d.WriteJSON(&buf); err != nil {
+			return err
+		}
+		y, err := yaml.JSONToYAML([]byte(buf.String()))
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(y)
+		return err
+	default:
+		return writeTable(w, d)
+	}
+}

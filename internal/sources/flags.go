@@ -1,0 +1,85 @@
+package sources
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// Flags are the source flags the examples share: -cluster, -f,
+// -kubeconfig, -domain-suffix, -trust-domain and -namespace-selector.
+type Flags struct {
+	Clusters          []Cluster
+	DomainSuffix      string
+	TrustDomain       string
+	NamespaceSelector string
+}
+
+// Register defines the flags on fs.
+func (f *Flags) Register(fs *flag.FlagSet) {
+	fs.Var(clusterFlag{into: &f.Clusters}, "cluster",
+		"manifests for a cluster, `NAME=PATH` (a YAML file or a directory); repeatable; the first is the config cluster, whose ServiceEntries and WorkloadEntries are read")
+	fs.Func("f", "manifests for one cluster named Kubernetes, `PATH`", func(v string) error {
+		return clusterFlag{into: &f.Clusters, defaultName: "Kubernetes"}.Set(v)
+	})
+	fs.Var(clusterFlag{into: &f.Clusters, live: true, defaultName: "Kubernetes"}, "kubeconfig",
+		"watch a live cluster, `[NAME=]PATH`; repeatable")
+	fs.StringVar(&f.DomainSuffix, "domain-suffix", model.DefaultDomainSuffix, "service hostname `suffix`")
+	fs.StringVar(&f.TrustDomain, "trust-domain", model.DefaultTrustDomain, "SPIFFE trust `domain`")
+	fs.StringVar(&f.NamespaceSelector, "namespace-selector", "", "only namespaces whose labels match this label `selector`, e.g. mesh=on")
+}
+
+// Config returns the Config the flags describe. Its error is a usage
+// error, fit for a one-line message.
+func (f *Flags) Config(logger *slog.Logger) (Config, error) {
+	cfg := Config{
+		Clusters:     f.Clusters,
+		DomainSuffix: f.DomainSuffix,
+		TrustDomain:  f.TrustDomain,
+		Logger:       logger,
+	}
+	if f.NamespaceSelector != "" {
+		ls, err := metav1.ParseToLabelSelector(f.NamespaceSelector)
+		if err != nil {
+			return Config{}, fmt.Errorf("-namespace-selector: %w", err)
+		}
+		cfg.NamespaceSelector = ls
+	}
+	return cfg, nil
+}
+
+// clusterFlag collects NAME=PATH values of one kind.
+type clusterFlag struct {
+	into *[]Cluster
+	live bool
+	// defaultName is used when the value has no NAME= part; "" requires one.
+	defaultName string
+}
+
+func (f clusterFlag) String() string { return "" }
+
+func (f clusterFlag) Set(v string) error {
+	name, path, ok := strings.Cut(v, "=")
+	if !ok {
+		if f.defaultName == "" {
+			return fmt.Errorf("want NAME=PATH, got %q", v)
+		}
+		name, path = f.defaultName, v
+	}
+	if name == "" || path == "" {
+		return fmt.Errorf("want NAME=PATH, got %q", v)
+	}
+	c := Cluster{ID: model.ClusterID(name)}
+	if f.live {
+		c.Kubeconfig = path
+	} else {
+		c.Manifests = path
+	}
+	*f.into = append(*f.into, c)
+	return nil
+}

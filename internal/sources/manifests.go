@@ -1,0 +1,209 @@
+package sources
+
+import (
+	"cmp"
+	"fmt"
+	"io/fs"
+	"slices"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+
+	"github.com/meshreg/meshreg/internal/manifest"
+	"github.com/meshreg/meshreg/kube"
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
+)
+
+// ManifestCluster is a cluster read from manifests: its Kubernetes objects
+// sit in a fake API that its kube controller watches, and, for the config
+// cluster, its Istio objects feed the serviceentry controller. Apply and
+// Reload bring both to new manifests, as a live cluster would change.
+type ManifestCluster struct {
+	id     model.ClusterID
+	fsys   fs.FS
+	path   string
+	cfg    Config
+	config bool
+
+	client *kubefake.Clientset
+	kube   *kube.Controller
+	se     *configSource // nil unless config
+
+	// mu guards the fields below and serialises Apply.
+	mu      sync.Mutex
+	applied map[objectKey]runtime.Object
+	diags   []model.Diagnostic
+}
+
+type objectKey struct {
+	gvk             schema.GroupVersionKind
+	namespace, name string
+}
+
+func keyOf(obj runtime.Object) (objectKey, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return objectKey{}, err
+	}
+	return objectKey{gvk: obj.GetObjectKind().GroupVersionKind(), namespace: m.GetNamespace(), name: m.GetName()}, nil
+}
+
+func newManifestCluster(cfg Config, c Cluster, config bool) (*ManifestCluster, error) {
+	objs, err := load(cfg.Loader, c.FS, c.Manifests)
+	diags, err := loadDiagnostics(c.ID, err)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
+	}
+	mc := &ManifestCluster{
+		id: c.ID, fsys: c.FS, path: c.Manifests, cfg: cfg, config: config,
+		client:  kubefake.NewSimpleClientset(),
+		applied: map[objectKey]runtime.Object{},
+	}
+	mc.kube, err = kube.New(mc.client, kubeOptions(cfg, c.ID))
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
+	}
+	if config {
+		mc.se, err = newConfigSource(cfg, c.ID)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
+		}
+	}
+	mc.diags = diags
+	if err := mc.Apply(objs); err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
+	}
+	return mc, nil
+}
+
+// ID returns the cluster's ID.
+func (m *ManifestCluster) ID() model.ClusterID { return m.id }
+
+// Path returns the manifest file or directory.
+func (m *ManifestCluster) Path() string { return m.path }
+
+// Diagnostics returns the problems found in the manifests last applied.
+func (m *ManifestCluster) Diagnostics() []model.Diagnostic {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.diags)
+}
+
+func (m *ManifestCluster) registries() []registry.Registry {
+	regs := []registry.Registry{m.kube}
+	if m.se != nil {
+		regs = append(regs, m.se.registry())
+	}
+	return regs
+}
+
+// Reload reads the manifests again and applies them.
+func (m *ManifestCluster) Reload() error {
+	objs, err := load(m.cfg.Loader, m.fsys, m.path)
+	diags, err := loadDiagnostics(m.id, err)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.diags = diags
+	m.mu.Unlock()
+	return m.Apply(objs)
+}
+
+// Apply makes the cluster hold exactly objs: objects not held are
+// created, changed ones updated, and those no longer in objs deleted.
+// Istio objects outside the config cluster are reported and ignored.
+func (m *ManifestCluster) Apply(objs []runtime.Object) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	want := map[objectKey]runtime.Object{}
+	var ignored []model.Diagnostic
+	for _, o := range objs {
+		k, err := keyOf(o)
+		if err != nil {
+			return err
+		}
+		if manifest.IsIstio(o) && m.se == nil {
+			ignored = append(ignored, model.Diagnostic{
+				Severity: model.Warning, Kind: k.gvk.Kind, Namespace: k.namespace, Name: k.name, Cluster: m.id,
+				Message: "Istio configuration is read from the config cluster (the first) only; ignored",
+			})
+			continue
+		}
+		want[k] = o
+	}
+	keys := slices.SortedFunc(func(yield func(objectKey) bool) {
+		for k := range want {
+			if !yield(k) {
+				return
+			}
+		}
+		for k := range m.applied {
+			if _, ok := want[k]; !ok && !yield(k) {
+				return
+			}
+		}
+	}, compareObjectKeys)
+	for _, k := range keys {
+		old, had := m.applied[k]
+		o, keep := want[k]
+		var err error
+		switch {
+		case !keep:
+			err = m.delete(k, old)
+		case !had:
+			err = m.create(o)
+		case !equalObjects(old, o):
+			err = m.update(o)
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s/%s: %w", k.gvk.Kind, k.namespace, k.name, err)
+		}
+	}
+	m.applied = want
+	m.diags = append(slices.DeleteFunc(m.diags, func(d model.Diagnostic) bool {
+		return d.Message == "Istio configuration is read from the config cluster (the first) only; ignored"
+	}), ignored...)
+	return nil
+}
+
+func compareObjectKeys(a, b objectKey) int {
+	return cmp.Or(cmp.Compare(a.gvk.Group, b.gvk.Group), cmp.Compare(a.gvk.Kind, b.gvk.Kind),
+		cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
+}
+
+func equalObjects(a, b runtime.Object) bool {
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+func (m *ManifestCluster) create(o runtime.Object) error {
+	if manifest.IsIstio(o) {
+		return m.se.apply(o, false)
+	}
+	return m.client.Tracker().Add(o)
+}
+
+func (m *ManifestCluster) update(o runtime.Object) error {
+	if manifest.IsIstio(o) {
+		return m.se.apply(o, false)
+	}
+	gvr, _ := meta.UnsafeGuessKindToResource(o.GetObjectKind().GroupVersionKind())
+	acc, err := meta.Accessor(o)
+	if err != nil {
+		return err
+	}
+	return m.client.Tracker().Update(gvr, o, acc.GetNamespace())
+}
+
+func (m *ManifestCluster) delete(k objectKey, old runtime.Object) error {
+	if manifest.IsIstio(old) {
+		return m.se.apply(old, true)
+	}
+	gvr, _ := meta.UnsafeGuessKindToResource(k.gvk)
+	return m.client.Tracker().Delete(gvr, k.namespace, k.name)
+}

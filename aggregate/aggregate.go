@@ -32,6 +32,16 @@ type WorkloadHandler interface {
 	HandleWorkload(registry.WorkloadEvent)
 }
 
+// Settler is implemented by registries whose state can lag behind their
+// inputs: workloads handed in through HandleWorkload are applied by a
+// worker of their own. Settled reports whether every input so far has been
+// applied and its events delivered to the registry's subscribers. The
+// aggregate's HasSynced waits for it, so that a synced aggregate already
+// holds what the wiring between registries produces.
+type Settler interface {
+	Settled() bool
+}
+
 // Networked is implemented by registries that know their cluster's
 // network; ShareWorkload is told it.
 type Networked interface {
@@ -76,6 +86,9 @@ type Controller struct {
 	// sinks are the members that take other registries' workloads, read
 	// while forwarding without c.mu.
 	sinks atomic.Pointer[[]*member]
+	// handed counts the workload events handed to sinks; HasSynced
+	// checks it did not move while it looked.
+	handed atomic.Uint64
 }
 
 // member is one registry in the aggregate.
@@ -361,15 +374,17 @@ func compareShards(a, b model.ShardKey) int {
 }
 
 // HasSynced reports whether every registry has synced (or exceeded
-// Options.SyncTimeout) and the merged initial state has reached the
-// aggregate's subscribers.
+// Options.SyncTimeout), every workload handed from one registry to another
+// has been applied by the receiver (see Settler), and the merged initial
+// state has reached the aggregate's subscribers.
 func (c *Controller) HasSynced() bool {
 	c.mu.Lock()
-	for _, m := range c.members {
-		if !m.reg.HasSynced() && !c.timedOut(m) {
-			c.mu.Unlock()
-			return false
-		}
+	// Members' sync is checked every time: a registry added later holds
+	// the aggregate back until it syncs. Settling, which comes and goes
+	// with every change, gates only the first sync.
+	if !c.membersSynced() || (!c.marked && !c.membersSettled()) {
+		c.mu.Unlock()
+		return false
 	}
 	if !c.marked {
 		c.global.st.MarkSynced()
@@ -377,6 +392,30 @@ func (c *Controller) HasSynced() bool {
 	}
 	c.mu.Unlock()
 	return c.Reader.HasSynced()
+}
+
+// membersSynced reports whether every member has synced or timed out. The
+// caller holds c.mu.
+func (c *Controller) membersSynced() bool {
+	for _, m := range c.members {
+		if !m.reg.HasSynced() && !c.timedOut(m) {
+			return false
+		}
+	}
+	return true
+}
+
+// membersSettled reports whether every member that has synced has also
+// settled, with no workload handed between them while it looked. The
+// caller holds c.mu.
+func (c *Controller) membersSettled() bool {
+	before := c.handed.Load()
+	for _, m := range c.members {
+		if s, ok := m.reg.(Settler); ok && m.reg.HasSynced() && !s.Settled() {
+			return false
+		}
+	}
+	return c.handed.Load() == before
 }
 
 func (c *Controller) timedOut(m *member) bool {

@@ -537,3 +537,47 @@ func TestDumpIsDeterministicAcrossAdditionOrders(t *testing.T) {
 		}
 	}
 }
+
+// settlingSink is a sink that applies handed workloads only when told,
+// like a registry with a worker of its own.
+type settlingSink struct {
+	sinkRegistry
+	applied chan struct{}
+}
+
+func (s settlingSink) Settled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.applied:
+		return true
+	default:
+		return len(s.handed) == 0
+	}
+}
+
+// HasSynced waits until the workloads handed between registries have been
+// applied by their receivers.
+func TestHasSyncedWaitsForHandedWorkloads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kube := newFake(model.Kubernetes, "c")
+		kube.workload(model.KindPod, "pod", "ns", "10.0.0.1", "")
+		se := settlingSink{sinkRegistry{newFake(model.External, "c")}, make(chan struct{})}
+
+		agg := New(Options{})
+		_ = agg.Add(kube)
+		_ = agg.Add(se)
+		stop := run(t, agg)
+		defer stop()
+		if !se.held()["c/Pod/ns/pod"] {
+			t.Fatal("the pod was not handed to the sink")
+		}
+		if agg.HasSynced() {
+			t.Fatal("synced while the sink had not applied the pod it was handed")
+		}
+		close(se.applied)
+		if !agg.HasSynced() {
+			t.Fatal("not synced once the sink settled")
+		}
+	})
+}

@@ -45,6 +45,9 @@ func (c *Controller) handTo(s *member, ev registry.WorkloadEvent) {
 		return w != nil && c.opts.ShareWorkload(w, s.shard.Cluster, net)
 	}
 	prev, cur := share(ev.Previous), share(ev.Current)
+	if prev || cur {
+		c.handed.Add(1)
+	}
 	switch {
 	case prev && cur:
 		h.HandleWorkload(ev)

@@ -38,10 +38,12 @@ type Controller struct {
 
 	ran atomic.Bool
 
-	// mu guards pending and pods, the changes waiting for the worker.
+	// mu guards pending and pods, the changes waiting for the worker, and
+	// busy, set while the worker applies changes it took.
 	mu      sync.Mutex
 	pending map[Ref]struct{}
 	pods    map[model.WorkloadKey]podChange
+	busy    bool
 	// wake has room for one signal: work is pending.
 	wake chan struct{}
 }
@@ -178,10 +180,30 @@ func (c *Controller) waitForSource(ctx context.Context, srcDone <-chan error) er
 	return nil
 }
 
-// take returns and clears the queued changes.
+// Settled reports whether every change queued so far (source events and
+// workloads handed in through HandleWorkload) has been applied, and every
+// event that produced has reached the subscribers. The aggregate waits for
+// it, so that its HasSynced covers the Pods it hands this registry.
+func (c *Controller) Settled() bool {
+	c.mu.Lock()
+	queued := c.busy || len(c.pending) > 0 || len(c.pods) > 0
+	c.mu.Unlock()
+	return !queued && c.Idle()
+}
+
+// done marks the end of the work taken by take.
+func (c *Controller) done() {
+	c.mu.Lock()
+	c.busy = false
+	c.mu.Unlock()
+}
+
+// take returns and clears the queued changes; the worker calls done when
+// it has applied them.
 func (c *Controller) take() ([]Ref, map[model.WorkloadKey]podChange) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.busy = true
 	refs := make([]Ref, 0, len(c.pending))
 	for r := range c.pending {
 		refs = append(refs, r)
@@ -196,6 +218,7 @@ func (c *Controller) take() ([]Ref, map[model.WorkloadKey]podChange) {
 // initialSync converts the source's whole state at once, so that VIPs
 // are allocated over the complete set of hosts.
 func (c *Controller) initialSync() {
+	defer c.done()
 	_, pods := c.take() // the listing below covers the queued refs
 	d := dirty{}
 	c.applyPods(pods, d)
@@ -211,6 +234,7 @@ func (c *Controller) initialSync() {
 // process applies the queued changes: workloads first, so that entries
 // converted in the same batch see them.
 func (c *Controller) process() {
+	defer c.done()
 	refs, pods := c.take()
 	d := dirty{}
 	c.applyPods(pods, d)

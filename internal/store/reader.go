@@ -213,5 +213,11 @@ func (r *Reader) HasSynced() bool {
 	return r.s.synced.Load() && r.s.notifier.Delivered(r.s.syncMark.Load())
 }
 
+// Idle reports whether every event published so far has reached every
+// subscriber's handler.
+func (r *Reader) Idle() bool {
+	return r.s.notifier.Delivered(r.s.notifier.Mark())
+}
+
 // Subscribers returns the number of subscriptions.
 func (r *Reader) Subscribers() int { return r.s.notifier.Len() }

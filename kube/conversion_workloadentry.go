@@ -11,6 +11,16 @@ func workloadEntrySelected(svc *model.Service, we *model.WorkloadInstance) bool 
 		len(svc.Selector) > 0 && model.SelectorMatches(svc.Selector, we.Endpoint.Labels)
 }
 
+// workloadEntryReachable reports whether this cluster's clients can reach
+// a WorkloadEntry directly, so that its Services may select it: entries of
+// the cluster itself, entries on no network in particular, and entries on
+// the cluster's network. While the cluster's network is unknown ("") every
+// entry is reachable, as in a single-network mesh.
+func workloadEntryReachable(we *model.WorkloadInstance, cluster model.ClusterID, network model.NetworkID) bool {
+	return we.Endpoint.Cluster == cluster || we.Endpoint.Network == "" || network == "" ||
+		we.Endpoint.Network == network
+}
+
 // workloadEntryTargetPort returns the port a WorkloadEntry serves a
 // service port on: the entry's port named by the service port's named
 // targetPort, else the numeric targetPort, else the service port itself.

@@ -93,3 +93,27 @@ func FuzzWorkloadEntryEndpoints(f *testing.F) {
 		}
 	})
 }
+
+func TestWorkloadEntryReachable(t *testing.T) {
+	entry := func(cluster model.ClusterID, network model.NetworkID) *model.WorkloadInstance {
+		return &model.WorkloadInstance{Kind: model.KindWorkloadEntry, Endpoint: model.Endpoint{Cluster: cluster, Network: network}}
+	}
+	for _, tc := range []struct {
+		name      string
+		we        *model.WorkloadInstance
+		network   model.NetworkID
+		reachable bool
+	}{
+		{"own cluster, other network", entry("c1", "net-b"), "net-a", true},
+		{"other cluster, no network", entry("c2", ""), "net-a", true},
+		{"other cluster, same network", entry("c2", "net-a"), "net-a", true},
+		{"other cluster, other network", entry("c2", "net-b"), "net-a", false},
+		{"cluster network unknown", entry("c2", "net-b"), "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := workloadEntryReachable(tc.we, "c1", tc.network); got != tc.reachable {
+				t.Errorf("reachable = %v, want %v", got, tc.reachable)
+			}
+		})
+	}
+}

@@ -195,7 +195,7 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 	entries := c.objs.entries[key.Namespace]
 	for _, name := range slices.Sorted(maps.Keys(entries)) {
 		we := entries[name]
-		if !workloadEntrySelected(svc, we) || slices.ContainsFunc(we.Endpoint.Addresses, func(a netip.Addr) bool { return taken[a] }) {
+		if !workloadEntrySelected(svc, we) || !workloadEntryReachable(we, c.opts.ClusterID, c.net.cluster) || slices.ContainsFunc(we.Endpoint.Addresses, func(a netip.Addr) bool { return taken[a] }) {
 			continue
 		}
 		eps = append(eps, workloadEntryEndpoints(svc, we, c.opts.ClusterID)...)

@@ -42,12 +42,6 @@ type Settler interface {
 	Settled() bool
 }
 
-// Networked is implemented by registries that know their cluster's
-// network; ShareWorkload is told it.
-type Networked interface {
-	Network() model.NetworkID
-}
-
 // Controller merges many registries, of both providers and any number of
 // clusters, into one registry: it answers every registry.Discovery query
 // over the merged state and publishes the merged state's events.

@@ -140,19 +140,33 @@ func TestMergesOneServiceAcrossClusters(t *testing.T) {
 		if !slices.Equal(got.Ports, []model.Port{httpPort}) {
 			t.Errorf("ports = %v, want cluster-a's (first by cluster ID)", got.Ports)
 		}
+		diags := agg.Diagnostics()
+		if len(diags) != 1 || diags[0].Cluster != "cluster-b" || !strings.Contains(diags[0].Message, "differ from cluster cluster-a") {
+			t.Errorf("want one port-conflict diagnostic for cluster-b, got %v", diags)
+		}
+		// The merged ports rule: cluster-b's grpc endpoints serve a port
+		// the merged service does not have, and are left out.
 		eps := agg.Endpoints(got.Key(), registry.EndpointQuery{})
-		if len(eps) != 1+2*2 {
-			t.Errorf("endpoints = %d, want 5 (1 in a, 2x2 in b)", len(eps))
+		if len(eps) != 1+2 {
+			t.Errorf("endpoints = %d, want 3 (1 in a, 2 http in b)", len(eps))
 		}
 		if n := len(agg.Endpoints(got.Key(), registry.EndpointQuery{Cluster: "cluster-a"})); n != 1 {
 			t.Errorf("cluster-a endpoints = %d, want 1", n)
 		}
-		if n := len(agg.Endpoints(got.Key(), registry.EndpointQuery{Cluster: "cluster-b", Port: "grpc"})); n != 2 {
-			t.Errorf("cluster-b grpc endpoints = %d, want 2", n)
+		if n := len(agg.Endpoints(got.Key(), registry.EndpointQuery{Cluster: "cluster-b", Port: "grpc"})); n != 0 {
+			t.Errorf("cluster-b grpc endpoints = %d, want 0: no port grpc in the merged service", n)
 		}
-		diags := agg.Diagnostics()
-		if len(diags) != 1 || diags[0].Cluster != "cluster-b" || !strings.Contains(diags[0].Message, "differ from cluster cluster-a") {
-			t.Errorf("want one port-conflict diagnostic for cluster-b, got %v", diags)
+
+		// Once cluster-a is gone, cluster-b's ports rule, and its grpc
+		// endpoints come back.
+		if err := agg.Remove(model.Kubernetes, "cluster-a"); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(agg.Endpoints(got.Key(), registry.EndpointQuery{Port: "grpc"})); n != 2 {
+			t.Errorf("after cluster-a's removal, grpc endpoints = %d, want 2", n)
+		}
+		if diags := agg.Diagnostics(); len(diags) != 0 {
+			t.Errorf("diagnostics after cluster-a's removal: %v", diags)
 		}
 	})
 }
@@ -418,16 +432,17 @@ func TestSubscribeClusterReceivesOnlyThatCluster(t *testing.T) {
 func TestWorkloadsCrossBetweenRegistries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		kubeA := sinkRegistry{newFake(model.Kubernetes, "a")}
-		kubeA.network = "net-a"
 		kubeB := sinkRegistry{newFake(model.Kubernetes, "b")}
-		kubeB.network = "net-b"
 		se := sinkRegistry{newFake(model.External, "a")}
 
 		kubeA.workload(model.KindPod, "pod-a", "ns", "10.0.0.1", "net-a")
 		se.workload(model.KindWorkloadEntry, "vm-same-net", "ns", "192.168.0.1", "net-a")
 		se.workload(model.KindWorkloadEntry, "vm-no-net", "ns", "192.168.0.2", "")
 
-		agg := New(Options{})
+		// A policy: workloads on a network stay in their own cluster.
+		agg := New(Options{ShareWorkload: func(w *model.WorkloadInstance, to model.ClusterID) bool {
+			return w.Endpoint.Network == "" || w.Endpoint.Cluster == to
+		}})
 		_ = agg.Add(kubeA)
 		_ = agg.Add(se)
 		stop := run(t, agg)
@@ -453,8 +468,8 @@ func TestWorkloadsCrossBetweenRegistries(t *testing.T) {
 			}
 		}
 		check(kubeA, "a/WorkloadEntry/ns/vm-same-net", "a/WorkloadEntry/ns/vm-no-net")
-		// kube-b is on net-b: the net-a Pod and WorkloadEntry are not
-		// shared with it; the one on no particular network is.
+		// The policy keeps the net-a Pod and WorkloadEntry from cluster b;
+		// the one on no particular network is shared.
 		check(kubeB, "a/WorkloadEntry/ns/vm-no-net")
 
 		// Removing the ServiceEntry registry withdraws its workloads.
@@ -578,6 +593,27 @@ func TestHasSyncedWaitsForHandedWorkloads(t *testing.T) {
 		close(se.applied)
 		if !agg.HasSynced() {
 			t.Fatal("not synced once the sink settled")
+		}
+	})
+}
+
+// By default every workload is handed to every other registry that
+// selects workloads.
+func TestWorkloadsSharedByDefault(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kubeA := sinkRegistry{newFake(model.Kubernetes, "a")}
+		kubeB := sinkRegistry{newFake(model.Kubernetes, "b")}
+		kubeA.workload(model.KindPod, "pod-a", "ns", "10.0.0.1", "net-a")
+		agg := New(Options{})
+		_ = agg.Add(kubeA)
+		_ = agg.Add(kubeB)
+		stop := run(t, agg)
+		defer stop()
+		if got := kubeB.held(); len(got) != 1 || !got["a/Pod/ns/pod-a"] {
+			t.Errorf("cluster b holds %v, want pod-a", got)
+		}
+		if got := kubeA.held(); len(got) != 0 {
+			t.Errorf("cluster a was handed its own workloads: %v", got)
 		}
 	})
 }

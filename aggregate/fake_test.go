@@ -18,7 +18,6 @@ type fakeRegistry struct {
 	*store.Reader
 	st       *store.Store
 	shard    model.ShardKey
-	network  model.NetworkID
 	holdSync bool
 
 	running atomic.Bool
@@ -85,8 +84,6 @@ func (s sinkRegistry) HandleWorkload(ev registry.WorkloadEvent) {
 	defer s.mu.Unlock()
 	s.handed = append(s.handed, ev)
 }
-
-func (s sinkRegistry) Network() model.NetworkID { return s.network }
 
 // held returns the names of the workloads handed to the sink and not
 // deleted since, sorted by key.

@@ -25,12 +25,18 @@ type merger struct {
 	mu sync.Mutex
 	// contrib holds each shard's version of a service.
 	contrib map[model.ServiceKey]map[model.ShardKey]*model.Service
+	// raw holds each shard's endpoints of a service as its registry
+	// published them. The store gets them without the endpoints of ports
+	// the merged service does not have: when clusters disagree on ports,
+	// the merged service's ports rule (DESIGN.md decision 8).
+	raw map[model.ServiceKey]map[model.ShardKey][]*model.Endpoint
 }
 
 func newMerger() *merger {
 	return &merger{
 		st:      store.New(model.ShardKey{}),
 		contrib: map[model.ServiceKey]map[model.ShardKey]*model.Service{},
+		raw:     map[model.ServiceKey]map[model.ShardKey][]*model.Endpoint{},
 	}
 }
 
@@ -46,7 +52,7 @@ func (m *merger) apply(shard model.ShardKey, ev registry.Event) {
 			m.setContribution(key, shard, svc)
 		}
 	case registry.EndpointsEvent:
-		m.st.SetShardEndpoints(e.Shard, e.Service, slices.Clone(e.Endpoints))
+		m.setEndpoints(e.Service, e.Shard, e.Endpoints)
 	case registry.WorkloadEvent:
 		if e.Type == model.EventDelete {
 			m.st.DeleteWorkload(e.Previous.Key())
@@ -77,11 +83,58 @@ func (m *merger) setContribution(key model.ServiceKey, shard model.ShardKey, svc
 	}
 	merged, diags := mergeService(byShard)
 	m.st.SetDiagnostics(key.String(), diags)
+	prev := m.st.Reader().ServiceByKey(key)
 	if merged == nil {
 		m.st.DeleteService(key)
 		return
 	}
 	m.st.UpsertService(merged)
+	if prev == nil || !slices.Equal(prev.Ports, merged.Ports) {
+		for _, shard := range slices.SortedFunc(maps.Keys(m.raw[key]), compareShardKeys) {
+			m.pushEndpoints(key, shard, merged)
+		}
+	}
+}
+
+// setEndpoints records a shard's endpoints of a service (empty: none) and
+// hands the store those the merged service has ports for. The caller
+// holds m.mu.
+func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []*model.Endpoint) {
+	if len(eps) == 0 {
+		if byShard := m.raw[key]; byShard != nil {
+			delete(byShard, shard)
+			if len(byShard) == 0 {
+				delete(m.raw, key)
+			}
+		}
+	} else {
+		if m.raw[key] == nil {
+			m.raw[key] = map[model.ShardKey][]*model.Endpoint{}
+		}
+		m.raw[key][shard] = eps
+	}
+	m.pushEndpoints(key, shard, m.st.Reader().ServiceByKey(key))
+}
+
+// pushEndpoints hands the store a shard's endpoints of a service, keeping
+// those of ports svc has (all of them while svc is absent: the store holds
+// them back until it arrives). The caller holds m.mu.
+func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *model.Service) {
+	raw := m.raw[key][shard]
+	out := make([]*model.Endpoint, 0, len(raw))
+	for _, ep := range raw {
+		if svc == nil || slices.ContainsFunc(svc.Ports, func(p model.Port) bool { return p.Name == ep.ServicePortName }) {
+			out = append(out, ep)
+		}
+	}
+	m.st.SetShardEndpoints(shard, key, out)
+}
+
+func compareShardKeys(a, b model.ShardKey) int {
+	if c := cmp.Compare(a.Provider, b.Provider); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Cluster, b.Cluster)
 }
 
 // removeShard drops everything a shard contributed and returns the
@@ -97,7 +150,16 @@ func (m *merger) removeShard(shard model.ShardKey) []*model.WorkloadInstance {
 	for _, key := range keys {
 		m.setContribution(key, shard, nil)
 	}
-	m.st.ClearShard(shard)
+	keys = keys[:0]
+	for key, byShard := range m.raw {
+		if byShard[shard] != nil {
+			keys = append(keys, key)
+		}
+	}
+	slices.SortFunc(keys, compareKeys)
+	for _, key := range keys {
+		m.setEndpoints(key, shard, nil)
+	}
 	var deleted []*model.WorkloadInstance
 	for _, w := range m.st.Reader().Workloads() {
 		if workloadShard(w) == shard {
@@ -123,11 +185,15 @@ func (m *merger) prune(shard model.ShardKey, reg registry.Discovery) []*model.Wo
 		m.setContribution(key, shard, nil)
 	}
 	r := m.st.Reader()
-	for _, svc := range r.Services() {
-		key := svc.Key()
-		if len(reg.Endpoints(key, registry.EndpointQuery{})) == 0 {
-			m.st.SetShardEndpoints(shard, key, nil)
+	var stale []model.ServiceKey
+	for key, byShard := range m.raw {
+		if byShard[shard] != nil && len(reg.Endpoints(key, registry.EndpointQuery{})) == 0 {
+			stale = append(stale, key)
 		}
+	}
+	slices.SortFunc(stale, compareKeys)
+	for _, key := range stale {
+		m.setEndpoints(key, shard, nil)
 	}
 	var deleted []*model.WorkloadInstance
 	for _, w := range r.Workloads() {
@@ -181,12 +247,7 @@ func mergeService(byShard map[model.ShardKey]*model.Service) (*model.Service, []
 	if len(byShard) == 0 {
 		return nil, nil
 	}
-	shards := slices.SortedFunc(maps.Keys(byShard), func(a, b model.ShardKey) int {
-		if c := cmp.Compare(a.Provider, b.Provider); c != 0 { // Kubernetes sorts first
-			return c
-		}
-		return cmp.Compare(a.Cluster, b.Cluster)
-	})
+	shards := slices.SortedFunc(maps.Keys(byShard), compareShardKeys) // Kubernetes first
 	first := byShard[shards[0]]
 	var diags []model.Diagnostic
 	var winners []model.ShardKey

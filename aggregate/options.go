@@ -22,24 +22,15 @@ type Options struct {
 	// ShareWorkload decides whether a workload instance of one registry
 	// is handed to another registry's selectors: Pods to ServiceEntry
 	// workloadSelectors, WorkloadEntries to Kubernetes Service selectors.
-	// to is the receiving registry's cluster, toNetwork its network ("" if
-	// it does not say). Default: DefaultShareWorkload.
-	ShareWorkload func(w *model.WorkloadInstance, to model.ClusterID, toNetwork model.NetworkID) bool
+	// to is the receiving registry's cluster. Receivers apply their own
+	// rules too: a kube controller selects a WorkloadEntry of another
+	// cluster only when it is on no network or on the cluster's own.
+	// Default: nil, share every workload.
+	ShareWorkload func(w *model.WorkloadInstance, to model.ClusterID) bool
 
 	// SyncPollInterval is how often a replacement registry's sync is
 	// checked before the registry it replaces is retired. Default: 50ms.
 	SyncPollInterval time.Duration
-}
-
-// DefaultShareWorkload hands a workload to registries of its own cluster,
-// and to those of other clusters when it is on their network or on no
-// network in particular: a selector never picks a workload its clients
-// could not reach.
-func DefaultShareWorkload(w *model.WorkloadInstance, to model.ClusterID, toNetwork model.NetworkID) bool {
-	if w.Endpoint.Cluster == to {
-		return true
-	}
-	return w.Endpoint.Network == "" || toNetwork == "" || w.Endpoint.Network == toNetwork
 }
 
 // defaults returns o with every unset field given its default.
@@ -48,7 +39,7 @@ func (o Options) defaults() Options {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.ShareWorkload == nil {
-		o.ShareWorkload = DefaultShareWorkload
+		o.ShareWorkload = func(*model.WorkloadInstance, model.ClusterID) bool { return true }
 	}
 	if o.SyncPollInterval <= 0 {
 		o.SyncPollInterval = 50 * time.Millisecond

@@ -37,12 +37,8 @@ func (c *Controller) forward(from *member, ev registry.WorkloadEvent) {
 // leaves the sink's view becomes a delete, one that enters it an add.
 func (c *Controller) handTo(s *member, ev registry.WorkloadEvent) {
 	h := s.reg.(WorkloadHandler)
-	net := model.NetworkID("")
-	if n, ok := s.reg.(Networked); ok {
-		net = n.Network()
-	}
 	share := func(w *model.WorkloadInstance) bool {
-		return w != nil && c.opts.ShareWorkload(w, s.shard.Cluster, net)
+		return w != nil && c.opts.ShareWorkload(w, s.shard.Cluster)
 	}
 	prev, cur := share(ev.Previous), share(ev.Current)
 	if prev || cur {

@@ -64,7 +64,9 @@ func hostEndpoints(host model.Hostname, ports []model.Port, c convCtx) []*model.
 
 // workloadEndpoints returns the endpoints a selected workload (a Pod or a
 // WorkloadEntry instance) contributes to an entry with the given ports and
-// resolution: one per port, reported under the registry's cluster. A
+// resolution: one per port, in the workload's own cluster (a Pod of another
+// cluster stays in its cluster, as in Istio; a workload that names none is
+// the registry's). A
 // workload addressed by a DNS name or unix path backs DNS entries only, as
 // in Istio; for other resolutions it contributes nothing.
 func workloadEndpoints(w *model.WorkloadInstance, ports []model.Port, res model.Resolution, c convCtx) []*model.Endpoint {
@@ -72,7 +74,9 @@ func workloadEndpoints(w *model.WorkloadInstance, ports []model.Port, res model.
 		return nil
 	}
 	base := w.Endpoint
-	base.Cluster = c.Cluster
+	if base.Cluster == "" {
+		base.Cluster = c.Cluster
+	}
 	base.WorkloadKind = w.Kind
 	base.WorkloadNamespace = w.Namespace
 	base.WorkloadName = w.Name

@@ -135,8 +135,9 @@ func TestHostAndWorkloadEndpoints(t *testing.T) {
 	pod := &model.WorkloadInstance{Kind: model.KindPod, Namespace: "ns", Name: "p", PortMap: map[string]uint32{"https": 8443},
 		Endpoint: model.Endpoint{Addresses: []netip.Addr{netip.MustParseAddr("10.1.1.1")}, Cluster: "other"}}
 	eps := workloadEndpoints(pod, ports, model.ClientSideLB, testCtx)
-	if len(eps) != 1 || eps[0].Port != 8443 || eps[0].Cluster != "c1" || eps[0].Workload() != "ns/p" {
-		t.Errorf("pod endpoints = %+v", eps)
+	// A Pod of another cluster keeps its cluster.
+	if len(eps) != 1 || eps[0].Port != 8443 || eps[0].Cluster != "other" || eps[0].Workload() != "ns/p" {
+		t.Errorf("pod endpoints = %+v", eps[0])
 	}
 	if pod.Endpoint.Cluster != "other" {
 		t.Error("workloadEndpoints modified its input")

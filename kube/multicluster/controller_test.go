@@ -13,8 +13,10 @@ import (
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -116,6 +118,14 @@ func TestSecretsDriveClusterRegistries(t *testing.T) {
 		secret("remote-1", true, map[string]string{"c1": "cfg1", "c2": "cfg2"}),
 		secret("unlabelled", false, map[string]string{"c9": "cfg9"}),
 	)
+	// The fake loses a delete made between its list and the informer's
+	// watch: changes are made only once the watch is open.
+	watching := make(chan struct{})
+	var once sync.Once
+	client.PrependWatchReactor("secrets", func(k8stesting.Action) (bool, watch.Interface, error) {
+		once.Do(func() { close(watching) })
+		return false, nil, nil
+	})
 	target := &recordingTarget{held: map[model.ClusterID]string{}}
 	c, err := New(client, target, Options{Factory: stubFactory, LocalCluster: "local"})
 	if err != nil {
@@ -141,6 +151,7 @@ func TestSecretsDriveClusterRegistries(t *testing.T) {
 		}
 	}
 	eventually(t, "c1 and c2 added", held(map[model.ClusterID]string{"c1": "cfg1", "c2": "cfg2"}))
+	<-watching
 	if !c.HasSynced() {
 		t.Error("HasSynced false after the initial list was handled")
 	}

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"io/fs"
+	"reflect"
 	"slices"
 	"sync"
 
+	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -177,8 +179,44 @@ func compareObjectKeys(a, b objectKey) int {
 		cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
 }
 
+// equalObjects reports whether an applied object is unchanged. Istio
+// objects hold protocol buffer messages, whose unexported fields make
+// equality.Semantic.DeepEqual panic: they are compared field by field,
+// messages with proto.Equal.
 func equalObjects(a, b runtime.Object) bool {
+	if manifest.IsIstio(a) || manifest.IsIstio(b) {
+		return equalIstioObjects(a, b)
+	}
 	return equality.Semantic.DeepEqual(a, b)
+}
+
+// equalIstioObjects compares two Istio objects (pointers to structs of
+// TypeMeta, ObjectMeta, Spec and Status): protocol buffer fields with
+// proto.Equal, the others with equality.Semantic.DeepEqual. Objects it
+// cannot compare are reported changed, which costs an update, never a
+// missed one.
+func equalIstioObjects(a, b runtime.Object) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if va.Type() != vb.Type() || va.Kind() != reflect.Pointer || va.IsNil() || vb.IsNil() || va.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	va, vb = va.Elem(), vb.Elem()
+	for i := range va.NumField() {
+		if !va.Type().Field(i).IsExported() {
+			return false
+		}
+		fa, fb := va.Field(i).Addr().Interface(), vb.Field(i).Addr().Interface()
+		if ma, ok := fa.(proto.Message); ok {
+			if !proto.Equal(ma, fb.(proto.Message)) {
+				return false
+			}
+			continue
+		}
+		if !equality.Semantic.DeepEqual(fa, fb) {
+			return false
+		}
+	}
+	return true
 }
 
 func (m *ManifestCluster) create(o runtime.Object) error {

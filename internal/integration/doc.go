@@ -1,0 +1,10 @@
+// Package integration holds the integration tier: the kube and
+// serviceentry controllers, and the aggregate over them, against a real
+// kube-apiserver and etcd, with EndpointSlices written by Kubernetes' own
+// EndpointSlice controller (kube-controller-manager).
+//
+// The tests are behind the build tag "integration" and need the servers
+// built by hack/k8s/build.sh; the directory it prints goes in
+// MESHREG_K8S_DIR. `make test` does both. Without the tag, or without the
+// binaries, the tier is skipped with a message saying how to run it.
+package integration

@@ -131,7 +131,10 @@ func TestEndpointsFromTheEndpointSliceController(t *testing.T) {
 	eventually(t, time.Minute, "web-final draining", func() (bool, string) { h := health(c, key); return h[model.Draining] == 1, fmt.Sprint(h) })
 	_, err = env.kube.CoreV1().Pods(ns).Patch(ctx, "web-final", types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{})
 	must(t, err)
-	eventually(t, time.Minute, "web-final gone", func() (bool, string) { h := health(c, key); return h[model.Draining] == 0 && h[model.Healthy] == 95, fmt.Sprint(h) })
+	eventually(t, time.Minute, "web-final gone", func() (bool, string) {
+		h := health(c, key)
+		return h[model.Draining] == 0 && h[model.Healthy] == 95, fmt.Sprint(h)
+	})
 
 	convergesToFresh(t, c, opts)
 }

@@ -1,0 +1,215 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// change is one write of the churn stream: flip the readiness of one
+// endpoint of a slice, or set a label of one pod. Either changes exactly
+// one endpoint (both its ports) of one service.
+type change struct {
+	slice bool
+	ns    string
+	name  string // slice or pod
+	index int    // endpoint of the slice
+	host  string // the service's hostname
+}
+
+// floorKey is what the floor's sink reports for the change.
+func (c change) floorKey() string {
+	if c.slice {
+		return "EndpointSlice/" + c.ns + "/" + c.name
+	}
+	return "Pod/" + c.ns + "/" + c.name
+}
+
+// churnStream returns n changes, half slice flips and half pod label
+// changes, drawn with a fixed seed from the scenario.
+func churnStream(sc *Scenario, n int) []change {
+	rng := rand.New(rand.NewPCG(9, 9))
+	out := make([]change, n)
+	for i := range out {
+		if i%2 == 0 {
+			s := sc.Slices[rng.IntN(len(sc.Slices))]
+			svc := s.Labels[discoveryv1.LabelServiceName]
+			out[i] = change{slice: true, ns: s.Namespace, name: s.Name, index: rng.IntN(len(s.Endpoints)), host: hostname(s.Namespace, svc)}
+		} else {
+			p := sc.Pods[rng.IntN(len(sc.Pods))]
+			out[i] = change{ns: p.Namespace, name: p.Name, host: hostname(p.Namespace, p.Labels["app"])}
+		}
+	}
+	return out
+}
+
+func hostname(ns, svc string) string { return svc + "." + ns + ".svc." + DomainSuffix }
+
+// writer applies changes through the clientset (its object tracker), as
+// an API write: read the current object, change it, update it. One writer
+// serves a whole run, so that every pod label it writes is new (a
+// repeated value would be a no-op update, which registries rightly
+// ignore).
+type writer struct {
+	client kubernetes.Interface
+	gen    int
+}
+
+func (w *writer) apply(ctx context.Context, c change) error {
+	w.gen++
+	if c.slice {
+		sl, err := w.client.DiscoveryV1().EndpointSlices(c.ns).Get(ctx, c.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cond := &sl.Endpoints[c.index].Conditions
+		ready := !(cond.Ready == nil || *cond.Ready)
+		cond.Ready, cond.Serving = &ready, &ready
+		_, err = w.client.DiscoveryV1().EndpointSlices(c.ns).Update(ctx, sl, metav1.UpdateOptions{})
+		return err
+	}
+	p, err := w.client.CoreV1().Pods(c.ns).Get(ctx, c.name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	p.Labels = mapWith(p.Labels, "bench.meshreg.io/generation", strconv.Itoa(w.gen))
+	_, err = w.client.CoreV1().Pods(c.ns).Update(ctx, p, metav1.UpdateOptions{})
+	return err
+}
+
+func mapWith(m map[string]string, k, v string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	out[k] = v
+	return out
+}
+
+// ChurnResult is what a system did with the churn stream.
+type ChurnResult struct {
+	// Changes is the number of changes written one at a time, each
+	// waited for before the next.
+	Changes int `json:"changes"`
+	// P50, P99 and Max are the latencies from the start of the write to
+	// the system's report of it (the floor's update handler, the
+	// registry's endpoints event), in nanoseconds.
+	P50 int64 `json:"p50_ns"`
+	P99 int64 `json:"p99_ns"`
+	Max int64 `json:"max_ns"`
+	// CPUPerChange is the process CPU time per change over the
+	// sequential stream, writes included (ns).
+	CPUPerChange int64 `json:"cpu_per_change_ns"`
+	// HandlerCPUPerChange is CPUPerChange less the same stream's cost
+	// with no system running (the writes alone): the system's cost per
+	// change (ns).
+	HandlerCPUPerChange int64 `json:"handler_cpu_per_change_ns"`
+	// EventsPerSecond is the throughput of a burst of the same changes
+	// with up to BurstWindow outstanding.
+	EventsPerSecond float64 `json:"events_per_second"`
+	// Missed counts changes whose report did not arrive within the
+	// timeout; Stray counts reports that matched no change awaited.
+	Missed int `json:"missed"`
+	Stray  int `json:"stray"`
+}
+
+// BurstWindow bounds the changes outstanding in the burst: the fake
+// clientset's watch channels hold 100 events and panic when full.
+const BurstWindow = 50
+
+const churnTimeout = 5 * time.Second
+
+// runChurn writes the stream one change at a time, timing each to the
+// system's report, then again as a burst. sys is nil to measure the
+// writes alone.
+func runChurn(ctx context.Context, w *writer, sys system, floor bool, stream []change) (ChurnResult, error) {
+	res := ChurnResult{Changes: len(stream)}
+	seen := make(chan string, 4*BurstWindow)
+	if sys != nil {
+		sys.setSink(func(key string) {
+			select {
+			case seen <- key:
+			default: // the waiter reports the miss
+			}
+		})
+		defer sys.setSink(nil)
+	}
+	key := func(c change) string {
+		if floor {
+			return c.floorKey()
+		}
+		return c.host
+	}
+	lat := make([]time.Duration, 0, len(stream))
+	cpu0 := cpuTime()
+	for _, c := range stream {
+		t0 := time.Now()
+		if err := w.apply(ctx, c); err != nil {
+			return res, fmt.Errorf("churn write %s/%s: %w", c.ns, c.name, err)
+		}
+		if sys == nil {
+			continue
+		}
+		if !await(seen, key(c), &res) {
+			res.Missed++
+			continue
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	res.CPUPerChange = int64(cpuTime()-cpu0) / int64(len(stream))
+	if sys == nil {
+		return res, nil
+	}
+	slices.Sort(lat)
+	res.P50, res.P99, res.Max = int64(percentile(lat, .5)), int64(percentile(lat, .99)), int64(percentile(lat, 1))
+
+	// Burst: the same stream, up to BurstWindow changes in flight.
+	start := time.Now()
+	inflight, got := 0, 0
+	timeout := time.NewTimer(churnTimeout)
+	defer timeout.Stop()
+	for i := 0; got < len(stream); {
+		if i < len(stream) && inflight < BurstWindow {
+			if err := w.apply(ctx, stream[i]); err != nil {
+				return res, fmt.Errorf("churn write %s/%s: %w", stream[i].ns, stream[i].name, err)
+			}
+			i++
+			inflight++
+			continue
+		}
+		select {
+		case <-seen:
+			got++
+			inflight--
+			timeout.Reset(churnTimeout)
+		case <-timeout.C:
+			res.Missed += len(stream) - got
+			got = len(stream)
+		}
+	}
+	res.EventsPerSecond = float64(len(stream)) / time.Since(start).Seconds()
+	return res, nil
+}
+
+// await waits for key on seen, counting other keys as stray.
+func await(seen <-chan string, key string, res *ChurnResult) bool {
+	timeout := time.After(churnTimeout)
+	for {
+		select {
+		case k := <-seen:
+			if k == key {
+				return true
+			}
+			res.Stray++
+		case <-timeout:
+			return false
+		}
+	}
+}

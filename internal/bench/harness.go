@@ -1,0 +1,264 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// Options configure Run. The zero value is valid; each field documents
+// its default.
+type Options struct {
+	// Runs is the number of runs; medians are taken over them. Default 3.
+	Runs int
+	// Changes is the length of the churn stream. Default 2000.
+	Changes int
+	// Systems lists the systems to measure. Default Systems.
+	Systems []string
+	// ServiceEntries adds the scenario's ServiceEntries (a serviceentry
+	// controller over a static source) to the aggregate system. Default
+	// false: the aggregate holds the kube controller alone, so that it
+	// sees the floor's data.
+	ServiceEntries bool
+	// SkipQueries skips the query benchmarks. Default false.
+	SkipQueries bool
+	// MemProfile, when set, names a file to write the heap profile to
+	// after MemProfileSystem's sync in the first run.
+	MemProfile string
+	// MemProfileSystem is the system profiled. Default Aggregate.
+	MemProfileSystem string
+	// Log receives progress lines. Default: discard.
+	Log io.Writer
+}
+
+func (o Options) defaults() Options {
+	if o.Runs <= 0 {
+		o.Runs = 3
+	}
+	if o.Changes <= 0 {
+		o.Changes = 2000
+	}
+	if len(o.Systems) == 0 {
+		o.Systems = Systems
+	}
+	if o.MemProfileSystem == "" {
+		o.MemProfileSystem = Aggregate
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return o
+}
+
+// SystemResult is one system's figures in one run, or their medians.
+type SystemResult struct {
+	System string `json:"system"`
+	// SyncSeconds is the time from start until synced (see system);
+	// SyncCPUSeconds the process CPU time it took.
+	SyncSeconds    float64 `json:"sync_seconds"`
+	SyncCPUSeconds float64 `json:"sync_cpu_seconds"`
+	// HeapAlloc and HeapInuse are the live heap after sync and GC, less
+	// the heap before the system started (the preloaded clientset).
+	HeapAlloc int64 `json:"heap_alloc_bytes"`
+	HeapInuse int64 `json:"heap_inuse_bytes"`
+	// Events counts the endpoints events the registry's subscriber
+	// received during sync (registries only).
+	Events  int64         `json:"sync_endpoint_events,omitempty"`
+	Churn   ChurnResult   `json:"churn"`
+	Queries []QueryResult `json:"queries,omitempty"`
+}
+
+// RunResult is one run over a fresh clientset.
+type RunResult struct {
+	Run int `json:"run"`
+	// WriteCPUPerChange is the churn stream's CPU per change with no
+	// system running: the cost of the writes alone (ns).
+	WriteCPUPerChange int64          `json:"write_cpu_per_change_ns"`
+	Systems           []SystemResult `json:"systems"`
+}
+
+// PresetResult is every run of one scenario, and the medians.
+type PresetResult struct {
+	Config  Config         `json:"config"`
+	Counts  Counts         `json:"counts"`
+	Runs    []RunResult    `json:"runs"`
+	Medians []SystemResult `json:"medians"`
+}
+
+// Run measures the systems over the scenario c describes.
+func Run(ctx context.Context, c Config, opts Options) (*PresetResult, error) {
+	opts = opts.defaults()
+	sc := Generate(c)
+	res := &PresetResult{Config: sc.Config, Counts: sc.Counts()}
+	stream := churnStream(sc, opts.Changes)
+	for run := range opts.Runs {
+		rr, err := runOnce(ctx, sc, stream, run, opts)
+		if err != nil {
+			return nil, err
+		}
+		res.Runs = append(res.Runs, *rr)
+	}
+	res.Medians = medians(res.Runs, opts.Systems)
+	return res, nil
+}
+
+func runOnce(ctx context.Context, sc *Scenario, stream []change, run int, opts Options) (*RunResult, error) {
+	t0 := time.Now()
+	client := fake.NewSimpleClientset(sc.KubeObjects()...)
+	fmt.Fprintf(opts.Log, "%s run %d: preloaded %d objects in %v\n", sc.Config.Name, run, len(sc.KubeObjects()), time.Since(t0).Round(time.Millisecond))
+	rr := &RunResult{Run: run}
+
+	// The writes alone, so that each system's share can be told apart.
+	// (Flips and label changes leave the scenario's size unchanged.)
+	w := &writer{client: client}
+	wr, err := runChurn(ctx, w, nil, false, stream)
+	if err != nil {
+		return nil, err
+	}
+	rr.WriteCPUPerChange = wr.CPUPerChange
+
+	// Rotate the order of the systems across runs, so that none always
+	// goes first.
+	n := len(opts.Systems)
+	for i := range n {
+		name := opts.Systems[(i+run)%n]
+		r, err := measureSystem(ctx, client, w, sc, stream, name, run, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s run %d: %s: %w", sc.Config.Name, run, name, err)
+		}
+		r.Churn.HandlerCPUPerChange = r.Churn.CPUPerChange - rr.WriteCPUPerChange
+		fmt.Fprintf(opts.Log, "  %-9s sync %.3fs (cpu %.3fs)  heap %.1f MiB  churn p50 %v p99 %v cpu/change %v  %.0f ev/s\n",
+			name, r.SyncSeconds, r.SyncCPUSeconds, float64(r.HeapAlloc)/(1<<20),
+			time.Duration(r.Churn.P50), time.Duration(r.Churn.P99), time.Duration(r.Churn.CPUPerChange), r.Churn.EventsPerSecond)
+		rr.Systems = append(rr.Systems, r)
+	}
+	runtime.KeepAlive(client)
+	return rr, nil
+}
+
+func measureSystem(ctx context.Context, client *fake.Clientset, w *writer, sc *Scenario, stream []change, name string, run int, opts Options) (SystemResult, error) {
+	r := SystemResult{System: name}
+	sys, err := newSystem(name, client, sc, opts.ServiceEntries)
+	if err != nil {
+		return r, err
+	}
+	base := liveHeap()
+	cpu0, t0 := cpuTime(), time.Now()
+	if err := sys.start(ctx); err != nil {
+		return r, err
+	}
+	defer func() {
+		if sys != nil {
+			sys.stop()
+		}
+	}()
+	for !sys.synced() {
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	r.SyncSeconds = time.Since(t0).Seconds()
+	r.SyncCPUSeconds = (cpuTime() - cpu0).Seconds()
+	after := liveHeap()
+	r.HeapAlloc, r.HeapInuse = after.alloc-base.alloc, after.inuse-base.inuse
+	if rs, ok := sys.(*registrySystem); ok {
+		r.Events = rs.events.Load()
+	}
+	if opts.MemProfile != "" && run == 0 && name == opts.MemProfileSystem {
+		if err := writeHeapProfile(opts.MemProfile); err != nil {
+			return r, err
+		}
+	}
+	if r.Churn, err = runChurn(ctx, w, sys, name == Floor, stream); err != nil {
+		return r, err
+	}
+	if d := sys.discovery(); d != nil && !opts.SkipQueries {
+		r.Queries = runQueries(d, sc)
+	}
+	sys.stop()
+	sys = nil
+	return r, nil
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// medians returns, per system, the median of every figure over the runs.
+func medians(runs []RunResult, systems []string) []SystemResult {
+	var out []SystemResult
+	for _, name := range systems {
+		var rs []SystemResult
+		for _, run := range runs {
+			for _, s := range run.Systems {
+				if s.System == name {
+					rs = append(rs, s)
+				}
+			}
+		}
+		if len(rs) == 0 {
+			continue
+		}
+		f := func(get func(SystemResult) float64) float64 {
+			xs := make([]float64, len(rs))
+			for i, r := range rs {
+				xs[i] = get(r)
+			}
+			return median(xs)
+		}
+		i := func(get func(SystemResult) int64) int64 {
+			xs := make([]int64, len(rs))
+			for i, r := range rs {
+				xs[i] = get(r)
+			}
+			return median(xs)
+		}
+		m := SystemResult{
+			System:         name,
+			SyncSeconds:    f(func(r SystemResult) float64 { return r.SyncSeconds }),
+			SyncCPUSeconds: f(func(r SystemResult) float64 { return r.SyncCPUSeconds }),
+			HeapAlloc:      i(func(r SystemResult) int64 { return r.HeapAlloc }),
+			HeapInuse:      i(func(r SystemResult) int64 { return r.HeapInuse }),
+			Events:         i(func(r SystemResult) int64 { return r.Events }),
+			Churn: ChurnResult{
+				Changes:             rs[0].Churn.Changes,
+				P50:                 i(func(r SystemResult) int64 { return r.Churn.P50 }),
+				P99:                 i(func(r SystemResult) int64 { return r.Churn.P99 }),
+				Max:                 i(func(r SystemResult) int64 { return r.Churn.Max }),
+				CPUPerChange:        i(func(r SystemResult) int64 { return r.Churn.CPUPerChange }),
+				HandlerCPUPerChange: i(func(r SystemResult) int64 { return r.Churn.HandlerCPUPerChange }),
+				EventsPerSecond:     f(func(r SystemResult) float64 { return r.Churn.EventsPerSecond }),
+				Missed:              int(i(func(r SystemResult) int64 { return int64(r.Churn.Missed) })),
+				Stray:               int(i(func(r SystemResult) int64 { return int64(r.Churn.Stray) })),
+			},
+		}
+		for q := range rs[0].Queries {
+			m.Queries = append(m.Queries, QueryResult{
+				Name:        rs[0].Queries[q].Name,
+				Result:      rs[0].Queries[q].Result,
+				NsPerOp:     f(func(r SystemResult) float64 { return r.Queries[q].NsPerOp }),
+				AllocsPerOp: i(func(r SystemResult) int64 { return r.Queries[q].AllocsPerOp }),
+				BytesPerOp:  i(func(r SystemResult) int64 { return r.Queries[q].BytesPerOp }),
+			})
+		}
+		out = append(out, m)
+	}
+	return out
+}

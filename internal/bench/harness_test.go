@@ -1,0 +1,36 @@
+package bench_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/meshreg/meshreg/internal/bench"
+)
+
+func TestRunTiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts informers")
+	}
+	res, err := bench.Run(context.Background(), bench.Config{Name: "tiny", Services: 12, EndpointsPerService: 5, ServicesPerNamespace: 5},
+		bench.Options{Runs: 2, Changes: 40, SkipQueries: true, ServiceEntries: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 2 || len(res.Medians) != len(bench.Systems) {
+		t.Fatalf("got %d runs and %d medians", len(res.Runs), len(res.Medians))
+	}
+	for _, m := range res.Medians {
+		if m.SyncSeconds <= 0 {
+			t.Errorf("%s: sync time %v", m.System, m.SyncSeconds)
+		}
+		if m.Churn.Missed != 0 || m.Churn.Stray != 0 {
+			t.Errorf("%s: churn missed %d, stray %d", m.System, m.Churn.Missed, m.Churn.Stray)
+		}
+		if m.Churn.P50 <= 0 || m.Churn.P99 < m.Churn.P50 || m.Churn.EventsPerSecond <= 0 {
+			t.Errorf("%s: churn %+v", m.System, m.Churn)
+		}
+		if m.System != bench.Floor && m.Events < 12 {
+			t.Errorf("%s: %d endpoints events during sync, want ≥ 12", m.System, m.Events)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package bench_test
+
+import (
+	"bytes"
+	"encoding/xml"
+	"strings"
+	"testing"
+
+	"github.com/meshreg/meshreg/internal/bench"
+)
+
+func sampleReport() *bench.Report {
+	mk := func(name string, n int, sync float64, heap int64) *bench.PresetResult {
+		cfg := bench.Config{Name: name, Services: n, EndpointsPerService: 10}
+		return &bench.PresetResult{
+			Config: cfg, Runs: []bench.RunResult{{}},
+			Medians: []bench.SystemResult{
+				{System: bench.Floor, SyncSeconds: sync, HeapAlloc: heap, Churn: bench.ChurnResult{HandlerCPUPerChange: 100}},
+				{System: bench.Kube, SyncSeconds: 2 * sync, HeapAlloc: heap / 2, Churn: bench.ChurnResult{HandlerCPUPerChange: 300},
+					Queries: []bench.QueryResult{{Name: bench.QGetService, NsPerOp: 42, Result: 1}}},
+			},
+		}
+	}
+	return &bench.Report{Presets: []*bench.PresetResult{mk("b", 200, 2, 4<<20), mk("a", 100, 1, 2<<20)}}
+}
+
+func TestMarkdownRatios(t *testing.T) {
+	var buf bytes.Buffer
+	if err := sampleReport().WriteMarkdown(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"| initial sync (wall) | 2.000 s | 4.000 s | 2.00× |",
+		"| heap after GC (HeapAlloc) | 4.0 MiB | 2.0 MiB | 0.50× |",
+		"| churn CPU per change (handler: less write) | 0.1 µs | 0.3 µs | 3.00× |",
+		"| GetService | 1 | 42 | 0 |",
+		"### Cost per endpoint across sizes",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPlotSVGWellFormed(t *testing.T) {
+	var buf bytes.Buffer
+	if err := sampleReport().PlotSVG(&buf); err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(&buf)
+	lines := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			if err.Error() == "EOF" {
+				break
+			}
+			t.Fatalf("SVG is not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "polyline" {
+			lines++
+		}
+	}
+	// Two panels, two systems with data.
+	if lines != 4 {
+		t.Errorf("got %d polylines, want 4", lines)
+	}
+}
+
+func TestReportJSONRoundTrip(t *testing.T) {
+	r := sampleReport()
+	var buf bytes.Buffer
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := bench.ReadReport(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := got.Presets[0].Median(bench.Kube); m == nil || m.HeapAlloc != 2<<20 || m.Queries[0].NsPerOp != 42 {
+		t.Errorf("round trip lost figures: %+v", m)
+	}
+}

@@ -1,0 +1,229 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/meshreg/meshreg/aggregate"
+	"github.com/meshreg/meshreg/kube"
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/serviceentry"
+)
+
+// System names.
+const (
+	Floor     = "floor"
+	Kube      = "kube"
+	Aggregate = "aggregate"
+)
+
+// Systems lists the systems a run measures, floor first.
+var Systems = []string{Floor, Kube, Aggregate}
+
+// system is one thing measured over a preloaded clientset.
+type system interface {
+	// start starts it; stop (after start) stops it and waits.
+	start(ctx context.Context) error
+	stop()
+	// synced reports whether its initial state is complete: every
+	// informer's list reached the handlers (floor), or every endpoint
+	// is queryable (registries).
+	synced() bool
+	// setSink sets the function called on each change after sync: the
+	// floor calls it with "kind/namespace/name" of each updated slice
+	// or pod, a registry with the hostname of each endpoints event.
+	setSink(func(string))
+	// discovery is the registry's query side; nil for the floor.
+	discovery() registry.Discovery
+}
+
+// sink holds the churn observer; nil until set.
+type sink struct{ f atomic.Pointer[func(string)] }
+
+func (s *sink) setSink(f func(string)) { s.f.Store(&f) }
+
+func (s *sink) call(key string) {
+	if f := s.f.Load(); f != nil {
+		(*f)(key)
+	}
+}
+
+// floorSystem is a bare SharedInformerFactory with Services,
+// EndpointSlices and Pods informers, no transforms, and handlers that do
+// nothing but report updates to the sink.
+type floorSystem struct {
+	sink
+	factory informers.SharedInformerFactory
+	regs    []cache.ResourceEventHandlerRegistration
+	stopCh  chan struct{}
+}
+
+func newFloor(client kubernetes.Interface) (*floorSystem, error) {
+	f := &floorSystem{factory: informers.NewSharedInformerFactory(client, 0), stopCh: make(chan struct{})}
+	for kind, in := range map[string]cache.SharedIndexInformer{
+		"Service":       f.factory.Core().V1().Services().Informer(),
+		"EndpointSlice": f.factory.Discovery().V1().EndpointSlices().Informer(),
+		"Pod":           f.factory.Core().V1().Pods().Informer(),
+	} {
+		reg, err := in.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: func(any) {},
+			UpdateFunc: func(_, obj any) {
+				if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+					f.call(kind + "/" + key)
+				}
+			},
+			DeleteFunc: func(any) {},
+		})
+		if err != nil {
+			return nil, err
+		}
+		f.regs = append(f.regs, reg)
+	}
+	return f, nil
+}
+
+func (f *floorSystem) start(context.Context) error {
+	f.factory.Start(f.stopCh)
+	return nil
+}
+
+func (f *floorSystem) stop() {
+	close(f.stopCh)
+	f.factory.Shutdown()
+}
+
+func (f *floorSystem) synced() bool {
+	for _, r := range f.regs {
+		if !r.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *floorSystem) discovery() registry.Discovery { return nil }
+
+// registrySystem runs a meshreg registry (a kube.Controller, alone or in
+// an aggregate) with one subscriber, subscribed before it starts, as a
+// control plane would be.
+type registrySystem struct {
+	sink
+	reg     regDiscovery
+	run     func(ctx context.Context) error
+	synced_ func() bool
+	unsub   func()
+	cancel  context.CancelFunc
+	done    chan error
+	// want is the number of endpoints (pods × ports) to wait for, and
+	// complete caches that they were all seen.
+	want     int
+	complete atomic.Bool
+	events   atomic.Int64
+}
+
+// regDiscovery is what the harness needs of a registry.
+type regDiscovery interface {
+	registry.Discovery
+	registry.Controller
+}
+
+func newRegistry(name string, client kubernetes.Interface, sc *Scenario, withServiceEntries bool) (*registrySystem, error) {
+	kc, err := kube.New(client, kube.Options{ClusterID: Cluster, DomainSuffix: DomainSuffix})
+	if err != nil {
+		return nil, err
+	}
+	r := &registrySystem{want: 2 * sc.Config.Endpoints()}
+	var d regDiscovery
+	switch name {
+	case Kube:
+		d = kc
+		r.run = kc.Run
+	case Aggregate:
+		agg := aggregate.New(aggregate.Options{})
+		if err := agg.Add(kc); err != nil {
+			return nil, err
+		}
+		if withServiceEntries {
+			src, err := serviceentry.NewStaticSource()
+			if err != nil {
+				return nil, err
+			}
+			for _, se := range sc.ServiceEntries {
+				if err := src.Upsert(se); err != nil {
+					return nil, err
+				}
+			}
+			sec, err := serviceentry.New(src, serviceentry.Options{ClusterID: Cluster})
+			if err != nil {
+				return nil, err
+			}
+			if err := agg.Add(sec); err != nil {
+				return nil, err
+			}
+		}
+		d = agg
+		r.run = agg.Run
+	default:
+		return nil, errors.New("bench: unknown system " + name)
+	}
+	r.reg = d
+	r.synced_ = d.HasSynced
+	r.unsub = d.Subscribe(registry.HandlerFuncs{
+		EndpointsFunc: func(e registry.EndpointsEvent) {
+			r.events.Add(1)
+			if !e.Initial && e.Shard.Provider == model.Kubernetes {
+				r.call(string(e.Service.Hostname))
+			}
+		},
+	})
+	return r, nil
+}
+
+func (r *registrySystem) start(ctx context.Context) error {
+	ctx, r.cancel = context.WithCancel(ctx)
+	r.done = make(chan error, 1)
+	go func() { r.done <- r.run(ctx) }()
+	return nil
+}
+
+func (r *registrySystem) stop() {
+	r.unsub()
+	r.cancel()
+	<-r.done
+}
+
+// synced is HasSynced and every endpoint of the scenario queryable.
+func (r *registrySystem) synced() bool {
+	if r.complete.Load() {
+		return true
+	}
+	if !r.synced_() {
+		return false
+	}
+	n := 0
+	for _, svc := range r.reg.Services() {
+		if svc.Provider == model.Kubernetes {
+			n += len(r.reg.Endpoints(svc.Key(), registry.EndpointQuery{}))
+		}
+	}
+	if n < r.want {
+		return false
+	}
+	r.complete.Store(true)
+	return true
+}
+
+func (r *registrySystem) discovery() registry.Discovery { return r.reg }
+
+func newSystem(name string, client kubernetes.Interface, sc *Scenario, withServiceEntries bool) (system, error) {
+	if name == Floor {
+		return newFloor(client)
+	}
+	return newRegistry(name, client, sc, withServiceEntries)
+}

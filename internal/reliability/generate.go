@@ -1,0 +1,329 @@
+package reliability
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// Pause says what the checker does after applying a step.
+type Pause uint8
+
+// Pauses between steps.
+const (
+	// NoPause applies the next step at once, so that the registry sees
+	// the changes of several steps in one burst, or mid-way.
+	NoPause Pause = iota
+	// Yield lets the registry run for a moment (up to 2ms) without
+	// waiting for anything in particular.
+	Yield
+	// Drain waits until every member registry reports Settled (bounded
+	// by 200ms), so that the registry processes the step on its own.
+	Drain
+)
+
+// Step is one change of a sequence: the world after it, and the
+// clusters whose objects it changed (applied through ManifestCluster.Apply
+// in the order given, or all at once from separate goroutines when
+// Concurrent is set).
+type Step struct {
+	World      World
+	Clusters   []model.ClusterID
+	Concurrent bool
+	Pause      Pause
+	// Ops describes the step's operations, for reading a failure.
+	Ops []string
+}
+
+// Sequence is a random history: the world the aggregate starts from
+// (applied before it runs), then the steps applied while it runs. The
+// final world is that of the last step (or Initial when there is none).
+type Sequence struct {
+	Seed    uint64
+	Initial World
+	Steps   []Step
+}
+
+// Final returns the world the sequence ends in.
+func (s Sequence) Final() World {
+	if len(s.Steps) == 0 {
+		return s.Initial
+	}
+	return s.Steps[len(s.Steps)-1].World
+}
+
+// Clusters of every generated world: "a" is the config cluster.
+var Clusters = []model.ClusterID{"a", "b"}
+
+// Generator makes random sequences over two clusters, with few objects
+// drawn from small pools of names and IPs so that objects collide: pods
+// reuse each other's IPs, WorkloadEntries take pod IPs, ServiceEntries
+// take a Kubernetes Service's hostname, endpoints move between slices,
+// namespaces move in and out of the namespace selector.
+type Generator struct {
+	// MinSteps and MaxSteps bound the steps of a sequence. Default 3
+	// and 10.
+	MinSteps, MaxSteps int
+}
+
+var (
+	poolNamespaces = []string{"ns1", "ns2"}
+	poolNodes      = []string{"n1", "n2"}
+	poolIPs        = []string{"10.1.0.1", "10.1.0.2", "10.1.0.3", "10.1.0.4"}
+	poolVIPs       = []string{"10.96.0.1", "10.96.0.2", ""}
+	poolApps       = []string{"a", "b"}
+	poolServices   = []string{"s1", "s2"}
+	poolSlices     = []string{"x", "y"}
+	poolPods       = []string{"p1", "p2", "p3"}
+	poolEntries    = []string{"e1", "e2"}
+	poolWorkloads  = []string{"w1", "w2"}
+	poolHosts      = []string{"s1.ns1.svc.cluster.local", "ext.example.com", "db.example.com"}
+	poolNetworks   = []string{"", "", "net1", "net2"}
+	poolCreated    = []string{"2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z", "2024-06-01T00:00:00Z"}
+	poolExportTo   = [][]string{nil, nil, {"."}, {"*"}, {"~"}, {"ns2"}}
+	poolSvcExport  = []string{"", "", ".", "~", "ns1,ns2"}
+)
+
+// gen is the state of one sequence being generated.
+type gen struct {
+	r     *rand.Rand
+	world World
+	// specs of the objects present, by cluster and World key, so that
+	// an operation can change one field of an existing object.
+	slices map[model.ClusterID]map[string]SliceSpec
+	pods   map[model.ClusterID]map[string]PodSpec
+	// created keeps a ServiceEntry's creation time across updates.
+	created map[string]string
+}
+
+// Sequence returns the sequence of a seed; the same seed always yields the
+// same sequence.
+func (g Generator) Sequence(seed uint64) Sequence {
+	minSteps, maxSteps := g.MinSteps, g.MaxSteps
+	if minSteps <= 0 {
+		minSteps = 3
+	}
+	if maxSteps < minSteps {
+		maxSteps = max(minSteps, 10)
+	}
+	st := &gen{
+		r:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		world:   NewWorld(Clusters...),
+		slices:  map[model.ClusterID]map[string]SliceSpec{},
+		pods:    map[model.ClusterID]map[string]PodSpec{},
+		created: map[string]string{},
+	}
+	for _, c := range Clusters {
+		st.slices[c] = map[string]SliceSpec{}
+		st.pods[c] = map[string]PodSpec{}
+	}
+	seq := Sequence{Seed: seed}
+	// Half the sequences start from a populated world, which the
+	// registry converts at its initial sync.
+	if st.r.IntN(2) == 0 {
+		for range 3 + st.r.IntN(8) {
+			st.op()
+		}
+	}
+	seq.Initial = st.world.Clone()
+	for range minSteps + st.r.IntN(maxSteps-minSteps+1) {
+		before := st.world.Clone()
+		var ops []string
+		for range 1 + st.r.IntN(3) {
+			ops = append(ops, st.op())
+		}
+		step := Step{World: st.world.Clone(), Ops: ops, Pause: Pause(st.r.IntN(3))}
+		for _, c := range Clusters {
+			if before.YAML(c) != step.World.YAML(c) {
+				step.Clusters = append(step.Clusters, c)
+			}
+		}
+		if len(step.Clusters) > 1 {
+			if st.r.IntN(2) == 0 {
+				slices.Reverse(step.Clusters)
+			}
+			step.Concurrent = st.r.IntN(2) == 0
+		}
+		seq.Steps = append(seq.Steps, step)
+	}
+	return seq
+}
+
+func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
+
+// op applies one random operation to the world and describes it.
+func (g *gen) op() string {
+	c := pick(g.r, Clusters)
+	ns := pick(g.r, poolNamespaces)
+	del := g.r.IntN(5) == 0
+	switch n := g.r.IntN(100); {
+	case n < 10: // namespace in or out of the selector; the cluster network
+		s := NamespaceSpec{Name: ns, Selected: g.r.IntN(3) != 0}
+		if g.r.IntN(4) == 0 {
+			s = NamespaceSpec{Name: "istio-system", Selected: g.r.IntN(2) == 0, Network: pick(g.r, poolNetworks)}
+		}
+		return g.set(c, s.Key(), s.YAML(), del)
+	case n < 16:
+		s := NodeSpec{Name: pick(g.r, poolNodes), Region: pick(g.r, []string{"r1", "r2"}), Zone: pick(g.r, []string{"z1", "z2", ""})}
+		return g.set(c, s.Key(), s.YAML(), del)
+	case n < 30:
+		s := ServiceSpec{
+			Namespace: ns, Name: pick(g.r, poolServices), App: pick(g.r, append([]string{""}, poolApps...)),
+			VIP: pick(g.r, poolVIPs), PortName: pick(g.r, []string{"http", "grpc", "tcp"}), Port: 80 + int32(g.r.IntN(2)),
+			TargetPort: 8080, PublishNotReady: g.r.IntN(4) == 0, ExportTo: pick(g.r, poolSvcExport),
+		}
+		return g.set(c, s.Key(), s.YAML(), del)
+	case n < 50:
+		return g.sliceOp(c, ns, del)
+	case n < 75:
+		return g.podOp(c, ns, del)
+	case n < 88:
+		s := ServiceEntrySpec{
+			Namespace: ns, Name: pick(g.r, poolEntries), Host: pick(g.r, poolHosts),
+			Resolution: pick(g.r, []string{"STATIC", "STATIC", "NONE", "DNS"}),
+			Location:   pick(g.r, []string{"MESH_INTERNAL", "MESH_EXTERNAL"}),
+			ExportTo:   pick(g.r, poolExportTo), PortName: pick(g.r, []string{"http", "tcp"}), Port: 80 + int32(g.r.IntN(2)),
+		}
+		if g.r.IntN(3) == 0 {
+			s.Addresses = []string{pick(g.r, []string{"192.168.10.1", "192.168.10.2"})}
+		}
+		if g.r.IntN(2) == 0 {
+			s.SelectApp = pick(g.r, poolApps)
+		} else {
+			for range g.r.IntN(3) {
+				s.Endpoints = append(s.Endpoints, pick(g.r, poolIPs))
+			}
+			slices.Sort(s.Endpoints)
+			s.Endpoints = slices.Compact(s.Endpoints)
+		}
+		if s.Resolution == "DNS" && s.SelectApp == "" && len(s.Endpoints) > 0 {
+			s.Resolution = "STATIC" // keep DNS entries resolving their own host
+		}
+		if s.Resolution == "NONE" {
+			s.Addresses = nil
+		}
+		k := s.Key()
+		if _, ok := g.created[k]; !ok || g.world.Objects[Clusters[0]][k] == "" {
+			g.created[k] = pick(g.r, poolCreated)
+		}
+		s.Created = g.created[k]
+		return g.set(Clusters[0], k, s.YAML(), del)
+	default:
+		s := WorkloadEntrySpec{
+			Namespace: ns, Name: pick(g.r, poolWorkloads), IP: pick(g.r, poolIPs), App: pick(g.r, poolApps),
+			Network: pick(g.r, poolNetworks), ServiceAccount: pick(g.r, []string{"", "vm"}),
+		}
+		return g.set(Clusters[0], s.Key(), s.YAML(), del)
+	}
+}
+
+// set upserts or deletes one object.
+func (g *gen) set(c model.ClusterID, key, yaml string, del bool) string {
+	if del {
+		g.world.Delete(c, key)
+		return fmt.Sprintf("%s: delete %s", c, key)
+	}
+	g.world.Set(c, key, yaml)
+	return fmt.Sprintf("%s: put %s", c, key)
+}
+
+// sliceOp writes a new slice, deletes one, or moves an endpoint from one
+// slice of a service to another.
+func (g *gen) sliceOp(c model.ClusterID, ns string, del bool) string {
+	svc := pick(g.r, poolServices)
+	name := svc + "-" + pick(g.r, poolSlices)
+	key := SliceSpec{Namespace: ns, Name: name}.Key()
+	if del {
+		delete(g.slices[c], key)
+		return g.set(c, key, "", true)
+	}
+	if cur, ok := g.slices[c][key]; ok && len(cur.Endpoints) > 0 && g.r.IntN(2) == 0 {
+		// Move one endpoint to the service's other slice.
+		i := g.r.IntN(len(cur.Endpoints))
+		ep := cur.Endpoints[i]
+		cur.Endpoints = slices.Delete(slices.Clone(cur.Endpoints), i, i+1)
+		otherName := svc + "-" + poolSlices[0]
+		if otherName == name {
+			otherName = svc + "-" + poolSlices[1]
+		}
+		other := SliceSpec{Namespace: ns, Name: otherName, Service: svc, PortName: cur.PortName, Port: cur.Port}
+		if o, ok := g.slices[c][other.Key()]; ok {
+			other = o
+		}
+		other.Endpoints = append(slices.Clone(other.Endpoints), ep)
+		g.slices[c][key], g.slices[c][other.Key()] = cur, other
+		g.world.Set(c, key, cur.YAML())
+		g.world.Set(c, other.Key(), other.YAML())
+		return fmt.Sprintf("%s: move %s from %s to %s", c, ep.IP, key, other.Key())
+	}
+	s := SliceSpec{Namespace: ns, Name: name, Service: svc, PortName: pick(g.r, []string{"http", "grpc", "tcp"}), Port: 8080}
+	seen := map[string]bool{}
+	for range g.r.IntN(4) {
+		ep := SliceEndpoint{Node: pick(g.r, append([]string{""}, poolNodes...))}
+		ep.Ready = g.r.IntN(4) != 0
+		ep.Serving = ep.Ready || g.r.IntN(2) == 0
+		ep.Terminating = !ep.Ready && g.r.IntN(2) == 0
+		// Mostly an existing pod of the namespace, at its IP; else any
+		// IP, naming a pod or none.
+		if pods := g.podsIn(c, ns); len(pods) > 0 && g.r.IntN(3) != 0 {
+			p := pick(g.r, pods)
+			ep.IP, ep.Pod = p.IP, p.Name
+			if ep.IP == "" {
+				ep.IP = pick(g.r, poolIPs)
+			}
+		} else {
+			ep.IP = pick(g.r, poolIPs)
+			if g.r.IntN(2) == 0 {
+				ep.Pod = pick(g.r, poolPods)
+			}
+		}
+		if seen[ep.IP] {
+			continue
+		}
+		seen[ep.IP] = true
+		s.Endpoints = append(s.Endpoints, ep)
+	}
+	g.slices[c][key] = s
+	return g.set(c, key, s.YAML(), false)
+}
+
+func (g *gen) podsIn(c model.ClusterID, ns string) []PodSpec {
+	var out []PodSpec
+	for _, k := range sortedKeys(g.pods[c]) {
+		if p := g.pods[c][k]; p.Namespace == ns {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// podOp writes a new pod, deletes one, or flips an existing pod's
+// readiness, IP or phase.
+func (g *gen) podOp(c model.ClusterID, ns string, del bool) string {
+	key := PodSpec{Namespace: ns, Name: pick(g.r, poolPods)}.Key()
+	if del {
+		delete(g.pods[c], key)
+		return g.set(c, key, "", true)
+	}
+	p, ok := g.pods[c][key]
+	switch {
+	case ok && g.r.IntN(3) == 0:
+		p.Ready = !p.Ready
+	case ok && g.r.IntN(3) == 0:
+		p.IP = pick(g.r, poolIPs) // IP reuse: may be another pod's
+	case ok && g.r.IntN(6) == 0:
+		p.Terminal = true
+		p.Ready = false
+	default:
+		p = PodSpec{
+			Namespace: ns, Name: p.Name, App: pick(g.r, poolApps), IP: pick(g.r, append([]string{""}, poolIPs...)),
+			Node: pick(g.r, poolNodes), Ready: g.r.IntN(4) != 0, ServiceAccount: pick(g.r, []string{"", "sa1"}),
+			Locality: pick(g.r, []string{"", "", "lr/lz"}), Network: pick(g.r, poolNetworks), TLS: g.r.IntN(2) == 0,
+		}
+		_, p.Name, _ = cutKey(key)
+	}
+	g.pods[c][key] = p
+	return g.set(c, key, p.YAML(), false)
+}

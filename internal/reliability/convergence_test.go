@@ -32,6 +32,7 @@ const baseSeed = 20240601
 // -convergence.seed=N replays one sequence. Each failure prints its seed
 // and the whole sequence.
 func TestConvergence(t *testing.T) {
+	t.Parallel()
 	long := *convergenceLong
 	if env := os.Getenv("MESHREG_CONVERGENCE_DURATION"); env != "" && long == 0 {
 		d, err := time.ParseDuration(env)

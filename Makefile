@@ -7,11 +7,11 @@ GO ?= go
 PKGS ?= ./...
 
 # TEST_TIERS are the test tiers `make test` runs, in order, each the target
-# test-<tier>. Hook for the tiers to come (integration against a real
+# test-<tier>. To add a tier (integration runs against a real
 # kube-apiserver, end to end): add the tier to this list, here, before the
 # rules, and give it a test-<tier> target below; a tier that cannot run on
 # this machine says so and skips rather than fails.
-TEST_TIERS := unit
+TEST_TIERS := unit integration
 
 # GOFILES are the Go files lint checks: those git tracks or would track
 # (ignored files, such as local tools, are left out), or every Go file
@@ -27,11 +27,20 @@ test: $(addprefix test-,$(TEST_TIERS))
 test-unit:
 	$(GO) test -race -count=1 $(PKGS)
 
+## test-integration: the kube and serviceentry controllers against a real
+## kube-apiserver, etcd and EndpointSlice controller. hack/k8s/build.sh
+## builds the servers once into a versioned cache (its last line is the
+## directory); the tests are behind the integration build tag.
+test-integration:
+	@dir="$$(hack/k8s/build.sh | tail -n 1)" && \
+	MESHREG_K8S_DIR="$$dir" $(GO) test -race -count=1 -tags integration ./internal/integration/
+
 ## lint: gofmt must have nothing to say; go vet must pass.
 lint:
 	@unformatted="$$(gofmt -l $(GOFILES))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: these files need gofmt -w:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags integration ./internal/integration/
 
 ## bench: every benchmark, with allocations, no tests.
 bench:

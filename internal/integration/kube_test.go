@@ -23,16 +23,25 @@ import (
 
 func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
 
-// runKube runs a kube controller over client until the test ends.
-func runKube(t *testing.T, client kubernetes.Interface, opts kube.Options) *kube.Controller {
+// startKube runs a kube controller over client until it has synced, and
+// returns it with the function that stops it.
+func startKube(t *testing.T, client kubernetes.Interface, opts kube.Options) (*kube.Controller, func()) {
 	t.Helper()
 	c, err := kube.New(client, opts)
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	t.Cleanup(func() { cancel(); must(t, <-done) })
+	stop := func() { cancel(); must(t, <-done) }
 	eventually(t, time.Minute, "the controller to sync", func() (bool, string) { return c.HasSynced(), "not synced" })
+	return c, stop
+}
+
+// runKube runs a kube controller over client until the test ends.
+func runKube(t *testing.T, client kubernetes.Interface, opts kube.Options) *kube.Controller {
+	t.Helper()
+	c, stop := startKube(t, client, opts)
+	t.Cleanup(stop)
 	return c
 }
 
@@ -57,26 +66,16 @@ func dump(t *testing.T, d registry.Discovery) string {
 func convergesToFresh(t *testing.T, c *kube.Controller, opts kube.Options) {
 	t.Helper()
 	eventually(t, time.Minute, "the registry to equal a fresh one", func() (bool, string) {
-		fresh := runKubeUntil(t, env.kube, opts)
-		got, want := dump(t, c), fresh
+		got, want := dump(t, c), freshDump(t, opts)
 		return got == want, fmt.Sprintf("dumps differ:\n%s\nfresh:\n%s", got, want)
 	})
 }
 
-// runKubeUntil runs a fresh controller until synced and returns its dump.
-func runKubeUntil(t *testing.T, client kubernetes.Interface, opts kube.Options) string {
+// freshDump runs a fresh controller until synced and returns its dump.
+func freshDump(t *testing.T, opts kube.Options) string {
 	t.Helper()
-	c, err := kube.New(client, opts)
-	must(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	for deadline := time.Now().Add(time.Minute); !c.HasSynced(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("fresh controller did not sync")
-		}
-	}
+	c, stop := startKube(t, env.kube, opts)
+	defer stop()
 	return dump(t, c)
 }
 
@@ -117,7 +116,7 @@ func TestEndpointsFromTheEndpointSliceController(t *testing.T) {
 		setPodReady(t, ctx, ns, fmt.Sprintf("web-%d", i), false)
 	}
 	for i := 100; i < n; i++ {
-		must(t, env.kube.CoreV1().Pods(ns).Delete(ctx, fmt.Sprintf("web-%d", i), metav1.DeleteOptions{}))
+		deletePod(t, ctx, ns, fmt.Sprintf("web-%d", i))
 	}
 	eventually(t, time.Minute, "95 healthy and 5 unhealthy endpoints", func() (bool, string) {
 		h := health(c, key)
@@ -127,7 +126,7 @@ func TestEndpointsFromTheEndpointSliceController(t *testing.T) {
 	// A terminating pod, held by a finalizer, still ready: Draining.
 	mkPod(t, ctx, ns, "web-final", "node-a", "10.200.9.9", map[string]string{"app": "web"}, true, "meshreg.io/test")
 	eventually(t, time.Minute, "web-final healthy", func() (bool, string) { h := health(c, key); return h[model.Healthy] == 96, fmt.Sprint(h) })
-	must(t, env.kube.CoreV1().Pods(ns).Delete(ctx, "web-final", metav1.DeleteOptions{}))
+	deletePod(t, ctx, ns, "web-final")
 	eventually(t, time.Minute, "web-final draining", func() (bool, string) { h := health(c, key); return h[model.Draining] == 1, fmt.Sprint(h) })
 	_, err = env.kube.CoreV1().Pods(ns).Patch(ctx, "web-final", types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{})
 	must(t, err)
@@ -170,7 +169,7 @@ func TestOutageThenRelist(t *testing.T) {
 
 	proxy.cut()
 	for i := range 4 {
-		must(t, env.kube.CoreV1().Pods(ns).Delete(ctx, fmt.Sprintf("api-%d", i), metav1.DeleteOptions{}))
+		deletePod(t, ctx, ns, fmt.Sprintf("api-%d", i))
 	}
 	mkPod(t, ctx, ns, "api-new", "node-a", "10.201.0.99", map[string]string{"app": "api"}, true)
 	// Let the slices settle while the registry is cut off.
@@ -185,8 +184,10 @@ func TestOutageThenRelist(t *testing.T) {
 		}
 		return n == 7, fmt.Sprint(n, " endpoints in slices")
 	})
-	if h := health(c, key); h[model.Healthy] != 10 {
-		t.Logf("while cut off the registry holds %v (it has not seen the changes, as expected)", h)
+	// Cut off, the registry cannot have seen the changes: this is what
+	// makes the relist below a recovery.
+	if h := health(c, key); h[model.Healthy] != 10 || len(h) != 1 {
+		t.Fatalf("while cut off the registry holds %v, want the 10 endpoints it had: the outage did not cut it off", h)
 	}
 	proxy.restore()
 	eventually(t, 2*time.Minute, "the relisted registry to hold the 7 live endpoints", func() (bool, string) {

@@ -81,3 +81,14 @@ func setPodReady(t *testing.T, ctx context.Context, ns, name string, ready bool)
 	must(t, err)
 	setPodStatus(t, ctx, p, p.Status.PodIP, ready)
 }
+
+// deletePod deletes a pod at once. Without a kubelet to finish a graceful
+// deletion, a pod deleted with a grace period stays terminating for good
+// (and the registry rightly reports it Draining), so the tests delete as
+// a kubelet would end it: with a grace period of 0. A finalizer still
+// holds the pod until it is removed.
+func deletePod(t *testing.T, ctx context.Context, ns, name string) {
+	t.Helper()
+	zero := int64(0)
+	must(t, env.kube.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}))
+}

@@ -94,6 +94,11 @@ func mergeSlices(in []*discoveryv1.EndpointSlice, cluster model.ClusterID) ([]sl
 			continue
 		}
 		ports := slicePorts(s)
+		for _, p := range s.Ports {
+			if p.Port != nil && (*p.Port < 1 || *p.Port > 65535) {
+				report(s, "port %q: number %d out of range 1-65535; its endpoints are not served on it", ptrOr(p.Name), *p.Port)
+			}
+		}
 		for i := range s.Endpoints {
 			ep := &s.Endpoints[i]
 			for _, raw := range ep.Addresses {
@@ -176,6 +181,13 @@ func mergeSlices(in []*discoveryv1.EndpointSlice, cluster model.ClusterID) ([]sl
 // slicePorts maps a slice's port names to numbers. Ports without a number
 // (meaning "all ports") or out of range are skipped; for a repeated name
 // the first port wins.
+func ptrOr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 func slicePorts(s *discoveryv1.EndpointSlice) map[string]uint32 {
 	out := make(map[string]uint32, len(s.Ports))
 	for _, p := range s.Ports {

@@ -61,3 +61,43 @@ func TestApplyIstioObjectAgain(t *testing.T) {
 		return false
 	})
 }
+
+// TestApplyObjectWithoutName is the regression test of a nameless object
+// found by the reliability tier's bad-input catalogue: the fake API took a
+// Service without metadata.name, and the registry published a service
+// ".ns.svc.cluster.local". Apply now reports the object and skips it.
+func TestApplyObjectWithoutName(t *testing.T) {
+	m := "apiVersion: v1\nkind: Service\nmetadata: {namespace: default}\nspec: {clusterIP: 10.0.0.9, ports: [{name: http, port: 80}]}\n---\n" + web
+	b, err := Build(Config{Clusters: []Cluster{{ID: "a", Manifests: "m.yaml", FS: fstest.MapFS{"m.yaml": {Data: []byte(m)}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run(t, b)()
+	for _, s := range b.Discovery.Services() {
+		if s.Name == "" {
+			t.Errorf("service without a name published: %s", s.Hostname)
+		}
+	}
+	found := 0
+	for _, d := range b.Discovery.Diagnostics() {
+		if d.Kind == "Service" && d.Message == msgNoName {
+			found++
+		}
+	}
+	if found != 1 {
+		t.Errorf("%d diagnostics for the nameless service, want 1: %v", found, b.Discovery.Diagnostics())
+	}
+	// Applying again does not pile the diagnostic up.
+	if err := b.Manifests["a"].Reload(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range b.Discovery.Diagnostics() {
+		if d.Message == msgNoName {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d diagnostics after reload, want 1", n)
+	}
+}

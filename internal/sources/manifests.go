@@ -130,10 +130,20 @@ func (m *ManifestCluster) Apply(objs []runtime.Object) error {
 		if err != nil {
 			return err
 		}
+		if k.name == "" {
+			// An API server refuses an object without a name; the fake
+			// one accepts it, and it would become a service or
+			// workload named "".
+			ignored = append(ignored, model.Diagnostic{
+				Severity: model.Error, Kind: k.gvk.Kind, Namespace: k.namespace, Cluster: m.id,
+				Message: msgNoName,
+			})
+			continue
+		}
 		if manifest.IsIstio(o) && m.se == nil {
 			ignored = append(ignored, model.Diagnostic{
 				Severity: model.Warning, Kind: k.gvk.Kind, Namespace: k.namespace, Name: k.name, Cluster: m.id,
-				Message: "Istio configuration is read from the config cluster (the first) only; ignored",
+				Message: msgNotConfigCluster,
 			})
 			continue
 		}
@@ -169,10 +179,16 @@ func (m *ManifestCluster) Apply(objs []runtime.Object) error {
 	}
 	m.applied = want
 	m.diags = append(slices.DeleteFunc(m.diags, func(d model.Diagnostic) bool {
-		return d.Message == "Istio configuration is read from the config cluster (the first) only; ignored"
+		return d.Message == msgNotConfigCluster || d.Message == msgNoName
 	}), ignored...)
 	return nil
 }
+
+// Messages of the objects Apply ignores.
+const (
+	msgNotConfigCluster = "Istio configuration is read from the config cluster (the first) only; ignored"
+	msgNoName           = "metadata.name is missing; ignored"
+)
 
 func compareObjectKeys(a, b objectKey) int {
 	return cmp.Or(cmp.Compare(a.gvk.Group, b.gvk.Group), cmp.Compare(a.gvk.Kind, b.gvk.Kind),

@@ -77,6 +77,8 @@ func startCluster(dir string) (*cluster, error) {
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
 	}
+	// The golden scenarios' VIPs are in 10.96.0.0/16.
+	c.env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.96.0.0/16")
 	if c.cfg, err = c.env.Start(); err != nil {
 		return nil, fmt.Errorf("envtest: %w", err)
 	}

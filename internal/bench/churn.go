@@ -111,6 +111,13 @@ type ChurnResult struct {
 	// with no system running (the writes alone): the system's cost per
 	// change (ns).
 	HandlerCPUPerChange int64 `json:"handler_cpu_per_change_ns"`
+	// AllocsPerChange and BytesPerChange are the heap allocations per
+	// change over the sequential stream, writes included: steadier than
+	// CPU time on a shared machine. HandlerAllocsPerChange is
+	// AllocsPerChange less the writes' own.
+	AllocsPerChange        int64 `json:"allocs_per_change"`
+	BytesPerChange         int64 `json:"bytes_per_change"`
+	HandlerAllocsPerChange int64 `json:"handler_allocs_per_change"`
 	// EventsPerSecond is the throughput of a burst of the same changes
 	// with up to BurstWindow outstanding.
 	EventsPerSecond float64 `json:"events_per_second"`
@@ -148,6 +155,7 @@ func runChurn(ctx context.Context, w *writer, sys system, floor bool, stream []c
 		return c.host
 	}
 	lat := make([]time.Duration, 0, len(stream))
+	m0 := allocs()
 	cpu0 := cpuTime()
 	for _, c := range stream {
 		t0 := time.Now()
@@ -164,6 +172,9 @@ func runChurn(ctx context.Context, w *writer, sys system, floor bool, stream []c
 		lat = append(lat, time.Since(t0))
 	}
 	res.CPUPerChange = int64(cpuTime()-cpu0) / int64(len(stream))
+	m1 := allocs()
+	res.AllocsPerChange = int64(m1.Mallocs-m0.Mallocs) / int64(len(stream))
+	res.BytesPerChange = int64(m1.TotalAlloc-m0.TotalAlloc) / int64(len(stream))
 	if sys == nil {
 		return res, nil
 	}

@@ -79,8 +79,10 @@ type RunResult struct {
 	Run int `json:"run"`
 	// WriteCPUPerChange is the churn stream's CPU per change with no
 	// system running: the cost of the writes alone (ns).
-	WriteCPUPerChange int64          `json:"write_cpu_per_change_ns"`
-	Systems           []SystemResult `json:"systems"`
+	WriteCPUPerChange int64 `json:"write_cpu_per_change_ns"`
+	// WriteAllocsPerChange is the same for heap allocations.
+	WriteAllocsPerChange int64          `json:"write_allocs_per_change"`
+	Systems              []SystemResult `json:"systems"`
 }
 
 // PresetResult is every run of one scenario, and the medians.
@@ -115,13 +117,19 @@ func runOnce(ctx context.Context, sc *Scenario, stream []change, run int, opts O
 	rr := &RunResult{Run: run}
 
 	// The writes alone, so that each system's share can be told apart.
-	// (Flips and label changes leave the scenario's size unchanged.)
+	// (Flips and label changes leave the scenario's size unchanged.) The
+	// first pass warms up after the preload; the second is measured.
 	w := &writer{client: client}
-	wr, err := runChurn(ctx, w, nil, false, stream)
-	if err != nil {
-		return nil, err
+	var wr ChurnResult
+	for range 2 {
+		liveHeap()
+		var err error
+		if wr, err = runChurn(ctx, w, nil, false, stream); err != nil {
+			return nil, err
+		}
 	}
 	rr.WriteCPUPerChange = wr.CPUPerChange
+	rr.WriteAllocsPerChange = wr.AllocsPerChange
 
 	// Rotate the order of the systems across runs, so that none always
 	// goes first.
@@ -133,9 +141,10 @@ func runOnce(ctx context.Context, sc *Scenario, stream []change, run int, opts O
 			return nil, fmt.Errorf("%s run %d: %s: %w", sc.Config.Name, run, name, err)
 		}
 		r.Churn.HandlerCPUPerChange = r.Churn.CPUPerChange - rr.WriteCPUPerChange
-		fmt.Fprintf(opts.Log, "  %-9s sync %.3fs (cpu %.3fs)  heap %.1f MiB  churn p50 %v p99 %v cpu/change %v  %.0f ev/s\n",
+		r.Churn.HandlerAllocsPerChange = r.Churn.AllocsPerChange - rr.WriteAllocsPerChange
+		fmt.Fprintf(opts.Log, "  %-9s sync %.3fs (cpu %.3fs)  heap %.1f MiB  churn p50 %v p99 %v cpu/change %v allocs/change %d  %.0f ev/s\n",
 			name, r.SyncSeconds, r.SyncCPUSeconds, float64(r.HeapAlloc)/(1<<20),
-			time.Duration(r.Churn.P50), time.Duration(r.Churn.P99), time.Duration(r.Churn.CPUPerChange), r.Churn.EventsPerSecond)
+			time.Duration(r.Churn.P50), time.Duration(r.Churn.P99), time.Duration(r.Churn.CPUPerChange), r.Churn.AllocsPerChange, r.Churn.EventsPerSecond)
 		rr.Systems = append(rr.Systems, r)
 	}
 	runtime.KeepAlive(client)
@@ -177,6 +186,7 @@ func measureSystem(ctx context.Context, client *fake.Clientset, w *writer, sc *S
 			return r, err
 		}
 	}
+	liveHeap()
 	if r.Churn, err = runChurn(ctx, w, sys, name == Floor, stream); err != nil {
 		return r, err
 	}
@@ -238,15 +248,18 @@ func medians(runs []RunResult, systems []string) []SystemResult {
 			HeapInuse:      i(func(r SystemResult) int64 { return r.HeapInuse }),
 			Events:         i(func(r SystemResult) int64 { return r.Events }),
 			Churn: ChurnResult{
-				Changes:             rs[0].Churn.Changes,
-				P50:                 i(func(r SystemResult) int64 { return r.Churn.P50 }),
-				P99:                 i(func(r SystemResult) int64 { return r.Churn.P99 }),
-				Max:                 i(func(r SystemResult) int64 { return r.Churn.Max }),
-				CPUPerChange:        i(func(r SystemResult) int64 { return r.Churn.CPUPerChange }),
-				HandlerCPUPerChange: i(func(r SystemResult) int64 { return r.Churn.HandlerCPUPerChange }),
-				EventsPerSecond:     f(func(r SystemResult) float64 { return r.Churn.EventsPerSecond }),
-				Missed:              int(i(func(r SystemResult) int64 { return int64(r.Churn.Missed) })),
-				Stray:               int(i(func(r SystemResult) int64 { return int64(r.Churn.Stray) })),
+				Changes:                rs[0].Churn.Changes,
+				P50:                    i(func(r SystemResult) int64 { return r.Churn.P50 }),
+				P99:                    i(func(r SystemResult) int64 { return r.Churn.P99 }),
+				Max:                    i(func(r SystemResult) int64 { return r.Churn.Max }),
+				CPUPerChange:           i(func(r SystemResult) int64 { return r.Churn.CPUPerChange }),
+				HandlerCPUPerChange:    i(func(r SystemResult) int64 { return r.Churn.HandlerCPUPerChange }),
+				AllocsPerChange:        i(func(r SystemResult) int64 { return r.Churn.AllocsPerChange }),
+				BytesPerChange:         i(func(r SystemResult) int64 { return r.Churn.BytesPerChange }),
+				HandlerAllocsPerChange: i(func(r SystemResult) int64 { return r.Churn.HandlerAllocsPerChange }),
+				EventsPerSecond:        f(func(r SystemResult) float64 { return r.Churn.EventsPerSecond }),
+				Missed:                 int(i(func(r SystemResult) int64 { return int64(r.Churn.Missed) })),
+				Stray:                  int(i(func(r SystemResult) int64 { return int64(r.Churn.Stray) })),
 			},
 		}
 		for q := range rs[0].Queries {

@@ -29,6 +29,9 @@ func TestRunTiny(t *testing.T) {
 		if m.Churn.P50 <= 0 || m.Churn.P99 < m.Churn.P50 || m.Churn.EventsPerSecond <= 0 {
 			t.Errorf("%s: churn %+v", m.System, m.Churn)
 		}
+		if m.Churn.AllocsPerChange <= 0 || m.Churn.BytesPerChange <= 0 {
+			t.Errorf("%s: no allocations counted per change: %+v", m.System, m.Churn)
+		}
 		if m.System != bench.Floor && m.Events < 12 {
 			t.Errorf("%s: %d endpoints events during sync, want ≥ 12", m.System, m.Events)
 		}

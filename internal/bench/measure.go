@@ -59,3 +59,10 @@ func median[T int64 | float64](xs []T) T {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
+
+// allocs reads the allocation counters.
+func allocs() runtime.MemStats {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
+}

@@ -134,13 +134,17 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		row("churn write→event p99", func(s *SystemResult) float64 { return float64(s.Churn.P99) }, dur)
 		row("churn CPU per change (incl. write)", func(s *SystemResult) float64 { return float64(s.Churn.CPUPerChange) }, dur)
 		row("churn CPU per change (handler: less write)", func(s *SystemResult) float64 { return float64(s.Churn.HandlerCPUPerChange) }, dur)
+		row("churn allocs per change (incl. write)", func(s *SystemResult) float64 { return float64(s.Churn.AllocsPerChange) }, num)
+		row("churn allocs per change (handler: less write)", func(s *SystemResult) float64 { return float64(s.Churn.HandlerAllocsPerChange) }, num)
+		row("churn bytes allocated per change", func(s *SystemResult) float64 { return float64(s.Churn.BytesPerChange) }, bytesUnit)
 		row("churn burst events/s", func(s *SystemResult) float64 { return s.Churn.EventsPerSecond }, num)
 		if len(pr.Runs) > 0 {
-			var ws []int64
+			var ws, wa []int64
 			for _, run := range pr.Runs {
 				ws = append(ws, run.WriteCPUPerChange)
+				wa = append(wa, run.WriteAllocsPerChange)
 			}
-			p("\nWrites alone (no system running): %s CPU per change.\n", dur(float64(median(ws))))
+			p("\nWrites alone (no system running): %s CPU and %d allocations per change.\n", dur(float64(median(ws))), median(wa))
 		}
 		var qs []*SystemResult
 		for _, s := range regs {

@@ -46,7 +46,16 @@ const (
 // The workload's topology.istio.io/locality label is kept as it is.
 // base is not modified.
 func endpointLabels(base map[string]string, loc model.Locality, network model.NetworkID, cluster model.ClusterID) map[string]string {
-	out := make(map[string]string, len(base)+5)
+	// Size the map exactly: a map of up to 8 entries is one group, while
+	// a larger hint allocates a full table (twice the memory for the
+	// typical pod with a handful of labels).
+	n := len(base) + 1
+	for _, v := range [...]string{string(network), loc.Region, loc.Zone, loc.Subzone} {
+		if v != "" {
+			n++
+		}
+	}
+	out := make(map[string]string, n)
 	maps.Copy(out, base)
 	out[labelCluster] = string(cluster)
 	if network != "" {

@@ -26,7 +26,7 @@ func newDirtySet() dirtySet {
 }
 
 func (c *Controller) markDependents(d dep) {
-	for svc := range c.objs.dependents(d) {
+	for _, svc := range c.objs.dependents(d) {
 		c.dirty.services[svc] = struct{}{}
 	}
 }

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"net/netip"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -24,7 +25,7 @@ type objects struct {
 	pods       map[types.NamespacedName]*corev1.Pod
 	// podsByIP indexes live pods (not terminal) by each of their IPs;
 	// several pods may briefly claim one IP while it is reused.
-	podsByIP   map[netip.Addr]set[types.NamespacedName]
+	podsByIP   map[netip.Addr]list[types.NamespacedName]
 	podsByNode map[string]set[types.NamespacedName]
 	nodes      map[string]*corev1.Node
 	namespaces map[string]*corev1.Namespace
@@ -39,7 +40,7 @@ type objects struct {
 	// (pods, pod IPs, nodes); rdeps is its inverse, the index from a pod,
 	// IP or node to the services to recompute when it changes.
 	deps  map[types.NamespacedName][]dep
-	rdeps map[dep]set[types.NamespacedName]
+	rdeps map[dep]list[types.NamespacedName]
 }
 
 // set is a set of comparable values.
@@ -65,6 +66,33 @@ func removeFrom[K, V comparable](m map[K]set[V], k K, v V) {
 	}
 }
 
+// list is a small set kept as a slice, for the index entries that hold
+// one value or a few (the pods of an IP, the services computed from a
+// pod): a map per entry costs several times the memory and allocations.
+// Order carries no meaning.
+type list[V comparable] []V
+
+func addToList[K, V comparable](m map[K]list[V], k K, v V) {
+	l := m[k]
+	if !slices.Contains(l, v) {
+		m[k] = append(l, v)
+	}
+}
+
+func removeFromList[K, V comparable](m map[K]list[V], k K, v V) {
+	l := m[k]
+	i := slices.Index(l, v)
+	switch {
+	case i < 0:
+	case len(l) == 1:
+		delete(m, k)
+	default:
+		// In place: no caller holds a list across a change of the index.
+		l[i] = l[len(l)-1]
+		m[k] = l[:len(l)-1]
+	}
+}
+
 // depKind says what a dep names.
 type depKind uint8
 
@@ -87,21 +115,25 @@ func newObjects() *objects {
 		slices:       map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice{},
 		sliceOwner:   map[types.NamespacedName]types.NamespacedName{},
 		pods:         map[types.NamespacedName]*corev1.Pod{},
-		podsByIP:     map[netip.Addr]set[types.NamespacedName]{},
+		podsByIP:     map[netip.Addr]list[types.NamespacedName]{},
 		podsByNode:   map[string]set[types.NamespacedName]{},
 		nodes:        map[string]*corev1.Node{},
 		namespaces:   map[string]*corev1.Namespace{},
 		servicesByNS: map[string]set[string]{},
 		entries:      map[string]map[string]*model.WorkloadInstance{},
 		deps:         map[types.NamespacedName][]dep{},
-		rdeps:        map[dep]set[types.NamespacedName]{},
+		rdeps:        map[dep]list[types.NamespacedName]{},
 	}
 }
 
 // setDeps replaces the recorded dependencies of a service.
 func (o *objects) setDeps(svc types.NamespacedName, deps []dep) {
+	if old, ok := o.deps[svc]; ok && slices.Equal(old, deps) {
+		o.deps[svc] = deps // the index already holds every one
+		return
+	}
 	for _, d := range o.deps[svc] {
-		removeFrom(o.rdeps, d, svc)
+		removeFromList(o.rdeps, d, svc)
 	}
 	if len(deps) == 0 {
 		delete(o.deps, svc)
@@ -109,12 +141,12 @@ func (o *objects) setDeps(svc types.NamespacedName, deps []dep) {
 	}
 	o.deps[svc] = deps
 	for _, d := range deps {
-		addTo(o.rdeps, d, svc)
+		addToList(o.rdeps, d, svc)
 	}
 }
 
 // dependents returns the services whose endpoints were computed from d.
-func (o *objects) dependents(d dep) set[types.NamespacedName] { return o.rdeps[d] }
+func (o *objects) dependents(d dep) list[types.NamespacedName] { return o.rdeps[d] }
 
 // setPod stores (pod != nil) or removes a pod and keeps its indexes, and
 // returns the pod it replaced.
@@ -122,7 +154,7 @@ func (o *objects) setPod(key types.NamespacedName, pod *corev1.Pod) (old *corev1
 	old = o.pods[key]
 	if old != nil {
 		for _, a := range podAddresses(old) {
-			removeFrom(o.podsByIP, a, key)
+			removeFromList(o.podsByIP, a, key)
 		}
 		removeFrom(o.podsByNode, old.Spec.NodeName, key)
 	}
@@ -133,7 +165,7 @@ func (o *objects) setPod(key types.NamespacedName, pod *corev1.Pod) (old *corev1
 	o.pods[key] = pod
 	if podIsLive(pod) {
 		for _, a := range podAddresses(pod) {
-			addTo(o.podsByIP, a, key)
+			addToList(o.podsByIP, a, key)
 		}
 	}
 	addTo(o.podsByNode, pod.Spec.NodeName, key)

@@ -82,9 +82,12 @@ func (c *Controller) podByIP(addrs []netip.Addr) *corev1.Pod {
 		if len(keys) == 0 {
 			continue
 		}
-		sorted := slices.SortedFunc(maps.Keys(keys), func(x, y types.NamespacedName) int {
-			return cmp.Or(cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
-		})
+		sorted := []types.NamespacedName(keys)
+		if len(keys) > 1 {
+			sorted = slices.SortedFunc(slices.Values(keys), func(x, y types.NamespacedName) int {
+				return cmp.Or(cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
+			})
+		}
 		for _, k := range sorted {
 			if pod := c.lookupPod(k); pod != nil {
 				return pod

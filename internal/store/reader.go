@@ -115,16 +115,27 @@ func (r *Reader) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
 func (r *Reader) ProxyTargets(namespace string, ips ...netip.Addr) []model.ServiceTarget {
 	r.s.mu.RLock()
 	defer r.s.mu.RUnlock()
-	var out []model.ServiceTarget
+	var (
+		out []model.ServiceTarget
+		// An endpoint per port shares a key: look the service up once.
+		key model.ServiceKey
+		svc *model.Service
+	)
 	for _, ip := range ips {
-		for _, ref := range r.s.byIP[ip] {
+		refs := r.s.byIP[ip]
+		for _, ref := range refs {
 			if namespace != "" && ref.key.Namespace != namespace {
 				continue
 			}
-			svc := r.s.services[ref.key]
+			if svc == nil || ref.key != key {
+				key, svc = ref.key, r.s.services[ref.key]
+			}
 			port, ok := svc.PortByName(ref.ep.ServicePortName)
 			if !ok {
 				continue
+			}
+			if out == nil {
+				out = make([]model.ServiceTarget, 0, len(refs))
 			}
 			out = append(out, model.ServiceTarget{Service: svc, Port: port, TargetPort: ref.ep.Port})
 		}

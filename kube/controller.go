@@ -49,7 +49,7 @@ type Controller struct {
 	regs    []cache.ResourceEventHandlerRegistration
 	started atomic.Bool
 
-	// mu guards objs, dirty, primed and net.
+	// mu guards objs, dirty, primed, net and podMeta.
 	mu   sync.Mutex
 	objs *objects
 	// dirty holds what must be converted again at the next flush.
@@ -61,6 +61,8 @@ type Controller struct {
 	// net decides networks; its cluster network follows the system
 	// namespace's label when Options.Network is "".
 	net networkEnv
+	// podMeta memoizes podEndpoint per pod; see Controller.podEndpoint.
+	podMeta map[types.NamespacedName]podMetaEntry
 }
 
 var _ registry.Registry = (*Controller)(nil)
@@ -82,14 +84,15 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 	}
 	st := store.New(model.ShardKey{Provider: model.Kubernetes, Cluster: opts.ClusterID})
 	c := &Controller{
-		Reader: st.Reader(),
-		opts:   opts,
-		log:    opts.Logger.With("cluster", string(opts.ClusterID)),
-		store:  st,
-		nsSel:  sel,
-		objs:   newObjects(),
-		dirty:  newDirtySet(),
-		net:    networkEnv{cluster: opts.Network, ranges: newNetworkRanges(opts.NetworkCIDRs)},
+		Reader:  st.Reader(),
+		opts:    opts,
+		log:     opts.Logger.With("cluster", string(opts.ClusterID)),
+		store:   st,
+		nsSel:   sel,
+		objs:    newObjects(),
+		podMeta: map[types.NamespacedName]podMetaEntry{},
+		dirty:   newDirtySet(),
+		net:     networkEnv{cluster: opts.Network, ranges: newNetworkRanges(opts.NetworkCIDRs)},
 	}
 	c.factory = informers.NewSharedInformerFactory(client, opts.ResyncPeriod)
 	core := c.factory.Core().V1()

@@ -105,10 +105,17 @@ func anonymousEndpoint(addrs []netip.Addr, nodeName string, env podEnv) model.En
 // terminal phase (Succeeded, Failed), yields no instance: the error, which
 // wraps errPodNoIP or errPodTerminal, names the pod.
 func podWorkload(pod *corev1.Pod, env podEnv) (*model.WorkloadInstance, error) {
+	return podWorkloadWith(pod, func() model.Endpoint { return podEndpoint(pod, env) })
+}
+
+// podWorkloadWith is podWorkload with the pod's endpoint metadata (what
+// podEndpoint returns) from meta, called only for a pod that is not
+// terminal.
+func podWorkloadWith(pod *corev1.Pod, meta func() model.Endpoint) (*model.WorkloadInstance, error) {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, errPodTerminal)
 	}
-	ep := podEndpoint(pod, env)
+	ep := meta()
 	if len(ep.Addresses) == 0 {
 		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, errPodNoIP)
 	}

@@ -48,6 +48,9 @@ func (c *Controller) onSlice(key types.NamespacedName, s *discoveryv1.EndpointSl
 // pod or looked up one of its old or new IPs.
 func (c *Controller) onPod(key types.NamespacedName, pod *corev1.Pod) {
 	old := c.objs.setPod(key, pod)
+	if pod == nil {
+		delete(c.podMeta, key)
+	}
 	c.dirty.pods[key] = struct{}{}
 	c.markDependents(dep{kind: depPod, name: key})
 	for _, p := range [...]*corev1.Pod{old, pod} {

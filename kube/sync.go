@@ -54,7 +54,7 @@ func (c *Controller) syncPod(key types.NamespacedName) {
 		c.store.DeleteWorkload(wkey)
 		return
 	}
-	w, err := podWorkload(pod, c.podEnv(pod.Spec.NodeName))
+	w, err := podWorkloadWith(pod, func() model.Endpoint { return c.podEndpoint(pod) })
 	if err != nil {
 		if !errors.Is(err, errPodNoIP) && !errors.Is(err, errPodTerminal) {
 			c.log.Warn("pod not converted", "pod", key.String(), "error", err)
@@ -188,7 +188,7 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 		var meta model.Endpoint
 		if pod != nil {
 			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: pod.Spec.NodeName}})
-			meta = podEndpoint(pod, c.podEnv(pod.Spec.NodeName))
+			meta = c.podEndpoint(pod)
 		} else {
 			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: se.nodeName}})
 			meta = anonymousEndpoint(se.addresses, se.nodeName, c.podEnv(se.nodeName))

@@ -118,12 +118,22 @@ func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []
 
 // pushEndpoints hands the store a shard's endpoints of a service, keeping
 // those of ports svc has (all of them while svc is absent: the store holds
-// them back until it arrives). The caller holds m.mu.
+// them back until it arrives). When every endpoint is kept, which is the
+// usual case, the member's published list itself is handed on: it is
+// sorted, so the store keeps it without writing to it. The caller holds
+// m.mu.
 func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *model.Service) {
 	raw := m.raw[key][shard]
+	hasPort := func(ep *model.Endpoint) bool {
+		return svc == nil || slices.ContainsFunc(svc.Ports, func(p model.Port) bool { return p.Name == ep.ServicePortName })
+	}
+	if !slices.ContainsFunc(raw, func(ep *model.Endpoint) bool { return !hasPort(ep) }) {
+		m.st.SetShardEndpoints(shard, key, raw)
+		return
+	}
 	out := make([]*model.Endpoint, 0, len(raw))
 	for _, ep := range raw {
-		if svc == nil || slices.ContainsFunc(svc.Ports, func(p model.Port) bool { return p.Name == ep.ServicePortName }) {
+		if hasPort(ep) {
 			out = append(out, ep)
 		}
 	}

@@ -4,8 +4,8 @@ import "github.com/meshreg/meshreg/model"
 
 // Network returns the cluster's network: Options.Network, else the
 // topology.istio.io/network label of the system namespace; "" when
-// neither is set. The aggregate uses it to decide which WorkloadEntries of
-// other clusters this cluster's Services may select.
+// neither is set. The controller's Services select another cluster's
+// WorkloadEntry only when the entry is on no network or on this one.
 func (c *Controller) Network() model.NetworkID {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -191,11 +191,16 @@ func (s *Store) SetEndpoints(key model.ServiceKey, eps []*model.Endpoint) {
 }
 
 // SetShardEndpoints replaces one shard's endpoints of a service. The store
-// sorts eps in place and keeps it. It publishes nothing when the list is
+// keeps eps, sorted: a list already in order (as every registry publishes
+// its lists) is kept as it is and never written to, so another registry's
+// published list can be passed on without a copy; any other is sorted in
+// place. It publishes nothing when the list is
 // equal to the one stored, or while the shard is not visible (the service
 // is absent, or comes from another provider).
 func (s *Store) SetShardEndpoints(shard model.ShardKey, key model.ServiceKey, eps []*model.Endpoint) {
-	slices.SortFunc(eps, model.CompareEndpoints)
+	if !slices.IsSortedFunc(eps, model.CompareEndpoints) {
+		slices.SortFunc(eps, model.CompareEndpoints)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	set := s.endpoints[key]

@@ -73,13 +73,14 @@ func BenchmarkSliceToEndpoints(b *testing.B) {
 		Spec:       corev1.PodSpec{NodeName: "node-0", ServiceAccountName: "svc"},
 		Status:     corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.1.0.0"},
 	}
+	info := newPodInfo(pod)
 	env := podEnv{cluster: "c1", trustDomain: model.DefaultTrustDomain, node: model.Locality{Region: "r", Zone: "z"}}
 	b.ReportAllocs()
 	for b.Loop() {
 		ses, _ := mergeSlices(in, "c1")
 		var eps []*model.Endpoint
 		for i := range ses {
-			meta := podEndpoint(pod, env)
+			meta := podEndpoint(info, env)
 			eps = append(eps, sliceEndpoints(svc, &ses[i], &meta, endpointHealth(ses[i].conditions))...)
 		}
 		if len(eps) != 200 {
@@ -110,7 +111,7 @@ func BenchmarkPodAddresses(b *testing.B) {
 	pod := &corev1.Pod{Status: corev1.PodStatus{PodIP: "10.1.2.3", PodIPs: []corev1.PodIP{{IP: "10.1.2.3"}}}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if a := podAddresses(pod); len(a) != 1 || a[0] != netip.AddrFrom4([4]byte{10, 1, 2, 3}) {
+		if a := podAddresses(&pod.Status); len(a) != 1 || a[0] != netip.AddrFrom4([4]byte{10, 1, 2, 3}) {
 			b.Fatal(a)
 		}
 	}

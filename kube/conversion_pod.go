@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -30,59 +29,26 @@ type podEnv struct {
 	network networkEnv
 }
 
-// podAddresses returns a pod's IPs (status.podIPs, else status.podIP),
-// IPv4 first, without duplicates. Malformed values are skipped: the
-// kubelet writes these fields, so a malformed one is not worth a
-// diagnostic.
-func podAddresses(pod *corev1.Pod) []netip.Addr {
-	var out []netip.Addr
-	add := func(s string) {
-		a, err := netip.ParseAddr(s)
-		if err != nil || a.Zone() != "" {
-			return
-		}
-		if a = a.Unmap(); !slices.Contains(out, a) {
-			out = append(out, a)
-		}
-	}
-	for _, ip := range pod.Status.PodIPs {
-		add(ip.IP)
-	}
-	if len(out) == 0 {
-		add(pod.Status.PodIP)
-	}
-	slices.SortStableFunc(out, func(a, b netip.Addr) int {
-		switch {
-		case a.Is4() == b.Is4():
-			return 0
-		case a.Is4():
-			return -1
-		}
-		return 1
-	})
-	return out
-}
-
 // podEndpoint returns the metadata an endpoint takes from its pod: labels
 // (with the topology labels, see endpointLabels), locality, network,
 // cluster, SPIFFE identity, TLS mode, node and workload. Addresses are the
 // pod's; Port and ServicePortName are zero and Health is Healthy.
-func podEndpoint(pod *corev1.Pod, env podEnv) model.Endpoint {
-	addrs := podAddresses(pod)
-	loc := podLocality(pod.Labels, env.node)
-	network := resolveNetwork(pod.Labels, addrs, env.network)
+func podEndpoint(pod *podInfo, env podEnv) model.Endpoint {
+	addrs := pod.addrs
+	loc := podLocality(pod.labels, env.node)
+	network := resolveNetwork(pod.labels, addrs, env.network)
 	return model.Endpoint{
 		Addresses:         addrs,
-		Labels:            endpointLabels(pod.Labels, loc, network, env.cluster),
+		Labels:            endpointLabels(pod.labels, loc, network, env.cluster),
 		Locality:          loc,
 		Network:           network,
 		Cluster:           env.cluster,
-		ServiceAccount:    model.SpiffeIdentity(env.trustDomain, pod.Namespace, pod.Spec.ServiceAccountName),
-		TLSMode:           model.ParseTLSMode(pod.Labels[labelTLSMode]),
-		NodeName:          pod.Spec.NodeName,
+		ServiceAccount:    model.SpiffeIdentity(env.trustDomain, pod.namespace, pod.serviceAccount),
+		TLSMode:           model.ParseTLSMode(pod.labels[labelTLSMode]),
+		NodeName:          pod.nodeName,
 		WorkloadKind:      model.KindPod,
-		WorkloadNamespace: pod.Namespace,
-		WorkloadName:      pod.Name,
+		WorkloadNamespace: pod.namespace,
+		WorkloadName:      pod.name,
 	}
 }
 
@@ -104,25 +70,25 @@ func anonymousEndpoint(addrs []netip.Addr, nodeName string, env podEnv) model.En
 // ServiceEntry workload selectors select. A pod without an IP, or in a
 // terminal phase (Succeeded, Failed), yields no instance: the error, which
 // wraps errPodNoIP or errPodTerminal, names the pod.
-func podWorkload(pod *corev1.Pod, env podEnv) (*model.WorkloadInstance, error) {
+func podWorkload(pod *podInfo, env podEnv) (*model.WorkloadInstance, error) {
 	return podWorkloadWith(pod, func() model.Endpoint { return podEndpoint(pod, env) })
 }
 
 // podWorkloadWith is podWorkload with the pod's endpoint metadata (what
 // podEndpoint returns) from meta, called only for a pod that is not
 // terminal.
-func podWorkloadWith(pod *corev1.Pod, meta func() model.Endpoint) (*model.WorkloadInstance, error) {
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, errPodTerminal)
+func podWorkloadWith(pod *podInfo, meta func() model.Endpoint) (*model.WorkloadInstance, error) {
+	if !podIsLive(pod) {
+		return nil, fmt.Errorf("pod %s/%s: %w", pod.namespace, pod.name, errPodTerminal)
 	}
 	ep := meta()
 	if len(ep.Addresses) == 0 {
-		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, errPodNoIP)
+		return nil, fmt.Errorf("pod %s/%s: %w", pod.namespace, pod.name, errPodNoIP)
 	}
 	return &model.WorkloadInstance{
 		Kind:      model.KindPod,
-		Namespace: pod.Namespace,
-		Name:      pod.Name,
+		Namespace: pod.namespace,
+		Name:      pod.name,
 		Endpoint:  ep,
 		PortMap:   podPortMap(pod),
 	}, nil
@@ -131,19 +97,17 @@ func podWorkloadWith(pod *corev1.Pod, meta func() model.Endpoint) (*model.Worklo
 // podPortMap maps a pod's named container ports to their numbers; for a
 // name used twice the first container port wins. Nil when no port is
 // named.
-func podPortMap(pod *corev1.Pod) map[string]uint32 {
+func podPortMap(pod *podInfo) map[string]uint32 {
 	var out map[string]uint32
-	for _, c := range pod.Spec.Containers {
-		for _, p := range c.Ports {
-			if p.Name == "" || p.ContainerPort < 1 || p.ContainerPort > 65535 {
-				continue
-			}
-			if out == nil {
-				out = map[string]uint32{}
-			}
-			if _, dup := out[p.Name]; !dup {
-				out[p.Name] = uint32(p.ContainerPort)
-			}
+	for _, p := range pod.ports {
+		if p.port < 1 || p.port > 65535 {
+			continue
+		}
+		if out == nil {
+			out = map[string]uint32{}
+		}
+		if _, dup := out[p.name]; !dup {
+			out[p.name] = uint32(p.port)
 		}
 	}
 	return out
@@ -152,6 +116,6 @@ func podPortMap(pod *corev1.Pod) map[string]uint32 {
 // podIsLive reports whether a pod may own its IPs: it is not in a terminal
 // phase. Terminal pods keep their IP in status, but the IP may already
 // belong to a new pod.
-func podIsLive(pod *corev1.Pod) bool {
-	return pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
+func podIsLive(pod *podInfo) bool {
+	return pod.phase != corev1.PodSucceeded && pod.phase != corev1.PodFailed
 }

@@ -46,16 +46,16 @@ func (c *Controller) onSlice(key types.NamespacedName, s *discoveryv1.EndpointSl
 
 // onPod: the pod's workload, and the services whose endpoints named the
 // pod or looked up one of its old or new IPs.
-func (c *Controller) onPod(key types.NamespacedName, pod *corev1.Pod) {
+func (c *Controller) onPod(key types.NamespacedName, pod *podInfo) {
 	old := c.objs.setPod(key, pod)
 	if pod == nil {
 		delete(c.podMeta, key)
 	}
 	c.dirty.pods[key] = struct{}{}
 	c.markDependents(dep{kind: depPod, name: key})
-	for _, p := range [...]*corev1.Pod{old, pod} {
+	for _, p := range [...]*podInfo{old, pod} {
 		if p != nil {
-			for _, a := range podAddresses(p) {
+			for _, a := range p.addrs {
 				c.markDependents(dep{kind: depIP, ip: a})
 			}
 		}

@@ -1,16 +1,13 @@
 package kube
 
 import (
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/meshreg/meshreg/model"
 )
 
 // podMetaEntry is podEndpoint's result for one pod object in one
 // environment.
 type podMetaEntry struct {
-	pod     *corev1.Pod
+	pod     *podInfo
 	node    model.Locality
 	network model.NetworkID
 	ep      model.Endpoint
@@ -25,9 +22,9 @@ type podMetaEntry struct {
 // network ranges are fixed), so an entry is reused only for the same pod
 // object (the informer hands a new object for every change) and the same
 // two values. Entries go when their pod is deleted. c.mu must be held.
-func (c *Controller) podEndpoint(pod *corev1.Pod) model.Endpoint {
-	env := c.podEnv(pod.Spec.NodeName)
-	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+func (c *Controller) podEndpoint(pod *podInfo) model.Endpoint {
+	env := c.podEnv(pod.nodeName)
+	key := pod.key()
 	if e, ok := c.podMeta[key]; ok && e.pod == pod && e.node == env.node && e.network == env.network.cluster {
 		return e.ep
 	}

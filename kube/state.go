@@ -22,7 +22,7 @@ type objects struct {
 	// when the label changes.
 	slices     map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice
 	sliceOwner map[types.NamespacedName]types.NamespacedName
-	pods       map[types.NamespacedName]*corev1.Pod
+	pods       map[types.NamespacedName]*podInfo
 	// podsByIP indexes live pods (not terminal) by each of their IPs;
 	// several pods may briefly claim one IP while it is reused.
 	podsByIP   map[netip.Addr]list[types.NamespacedName]
@@ -114,7 +114,7 @@ func newObjects() *objects {
 		services:     map[types.NamespacedName]*corev1.Service{},
 		slices:       map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice{},
 		sliceOwner:   map[types.NamespacedName]types.NamespacedName{},
-		pods:         map[types.NamespacedName]*corev1.Pod{},
+		pods:         map[types.NamespacedName]*podInfo{},
 		podsByIP:     map[netip.Addr]list[types.NamespacedName]{},
 		podsByNode:   map[string]set[types.NamespacedName]{},
 		nodes:        map[string]*corev1.Node{},
@@ -150,13 +150,13 @@ func (o *objects) dependents(d dep) list[types.NamespacedName] { return o.rdeps[
 
 // setPod stores (pod != nil) or removes a pod and keeps its indexes, and
 // returns the pod it replaced.
-func (o *objects) setPod(key types.NamespacedName, pod *corev1.Pod) (old *corev1.Pod) {
+func (o *objects) setPod(key types.NamespacedName, pod *podInfo) (old *podInfo) {
 	old = o.pods[key]
 	if old != nil {
-		for _, a := range podAddresses(old) {
+		for _, a := range old.addrs {
 			removeFromList(o.podsByIP, a, key)
 		}
-		removeFrom(o.podsByNode, old.Spec.NodeName, key)
+		removeFrom(o.podsByNode, old.nodeName, key)
 	}
 	if pod == nil {
 		delete(o.pods, key)
@@ -164,11 +164,11 @@ func (o *objects) setPod(key types.NamespacedName, pod *corev1.Pod) (old *corev1
 	}
 	o.pods[key] = pod
 	if podIsLive(pod) {
-		for _, a := range podAddresses(pod) {
+		for _, a := range pod.addrs {
 			addToList(o.podsByIP, a, key)
 		}
 	}
-	addTo(o.podsByNode, pod.Spec.NodeName, key)
+	addTo(o.podsByNode, pod.nodeName, key)
 	return old
 }
 

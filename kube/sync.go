@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/meshreg/meshreg/model"
@@ -66,7 +65,7 @@ func (c *Controller) syncPod(key types.NamespacedName) {
 }
 
 // lookupPod returns a pod of a selected namespace, or nil.
-func (c *Controller) lookupPod(key types.NamespacedName) *corev1.Pod {
+func (c *Controller) lookupPod(key types.NamespacedName) *podInfo {
 	if !c.namespaceSelected(key.Namespace) {
 		return nil
 	}
@@ -76,7 +75,7 @@ func (c *Controller) lookupPod(key types.NamespacedName) *corev1.Pod {
 // podByIP returns the live pod holding the first of addrs that a pod
 // holds; among several pods claiming one IP, the first by namespace and
 // name. Nil when none.
-func (c *Controller) podByIP(addrs []netip.Addr) *corev1.Pod {
+func (c *Controller) podByIP(addrs []netip.Addr) *podInfo {
 	for _, a := range addrs {
 		keys := c.objs.podsByIP[a]
 		if len(keys) == 0 {
@@ -168,7 +167,7 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 		for _, a := range se.addresses {
 			taken[a] = true
 		}
-		var pod *corev1.Pod
+		var pod *podInfo
 		if se.hasPod() {
 			deps = append(deps, dep{kind: depPod, name: se.pod})
 			if pod = c.lookupPod(se.pod); pod == nil {
@@ -187,7 +186,7 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 		}
 		var meta model.Endpoint
 		if pod != nil {
-			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: pod.Spec.NodeName}})
+			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: pod.nodeName}})
 			meta = c.podEndpoint(pod)
 		} else {
 			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: se.nodeName}})

@@ -108,39 +108,14 @@ func stripSlice(obj any) (any, error) {
 	return out, nil
 }
 
-// stripPod keeps labels, node, service account, named container ports (all
-// gathered into one container), phase and IPs.
+// stripPod turns a Pod into the controller's lean podInfo: labels, node,
+// service account, phase, parsed IPs and named container ports.
 func stripPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil
 	}
-	out := &corev1.Pod{
-		ObjectMeta: stripMeta(&pod.ObjectMeta),
-		Spec: corev1.PodSpec{
-			NodeName:           pod.Spec.NodeName,
-			ServiceAccountName: pod.Spec.ServiceAccountName,
-		},
-		Status: corev1.PodStatus{Phase: pod.Status.Phase, PodIP: pod.Status.PodIP},
-	}
-	if len(pod.Status.PodIPs) > 0 {
-		out.Status.PodIPs = make([]corev1.PodIP, len(pod.Status.PodIPs))
-		for i, ip := range pod.Status.PodIPs {
-			out.Status.PodIPs[i] = corev1.PodIP{IP: ip.IP}
-		}
-	}
-	var ports []corev1.ContainerPort
-	for _, c := range pod.Spec.Containers {
-		for _, p := range c.Ports {
-			if p.Name != "" {
-				ports = append(ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort})
-			}
-		}
-	}
-	if len(ports) > 0 {
-		out.Spec.Containers = []corev1.Container{{Ports: ports}}
-	}
-	return out, nil
+	return newPodInfo(pod), nil
 }
 
 // stripNode keeps the name and the three topology labels.

@@ -43,15 +43,30 @@ func TestTransformsKeepWhatConversionReads(t *testing.T) {
 	pod := podObj("ns", "p", "10.0.0.1", "n", map[string]string{"app": "a"})
 	pod.Spec.Containers = []corev1.Container{{Name: "c", Image: "img", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 80}, {ContainerPort: 81}}}}
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady}}
+	pod.Status.PodIPs = []corev1.PodIP{{IP: "fd00::1"}, {IP: "10.0.0.1"}}
+	pod.Spec.ServiceAccountName = "sa"
 	sp, _ := stripPod(pod)
-	p := sp.(*corev1.Pod)
-	wa, _ := podWorkload(pod, podEnv{cluster: "c"})
-	wb, _ := podWorkload(p, podEnv{cluster: "c"})
-	if !wa.Equals(wb) {
-		t.Errorf("stripped pod converts differently:\n%s", cmp.Diff(wa, wb))
+	p := sp.(*podInfo)
+	want := &podInfo{
+		objectMeta:     objectMeta{namespace: "ns", name: "p", labels: map[string]string{"app": "a"}},
+		nodeName:       "n",
+		serviceAccount: "sa",
+		phase:          corev1.PodRunning,
+		addrs:          []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("fd00::1")},
+		ports:          []namedPort{{name: "http", port: 80}},
 	}
-	if p.Spec.Containers[0].Image != "" || len(p.Status.Conditions) > 0 {
-		t.Errorf("pod not stripped: %+v", p)
+	if diff := cmp.Diff(want, p, cmp.AllowUnexported(podInfo{}, objectMeta{}, namedPort{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+		t.Errorf("stripPod (-want +got):\n%s", diff)
+	}
+	if again, _ := stripPod(p); again != any(p) {
+		t.Error("stripPod is not idempotent")
+	}
+	// The informers key and index the lean form like the API object.
+	if key, err := cache.MetaNamespaceKeyFunc(p); err != nil || key != "ns/p" {
+		t.Errorf("key of the lean pod = %q, %v", key, err)
+	}
+	if ns, err := cache.MetaNamespaceIndexFunc(p); err != nil || len(ns) != 1 || ns[0] != "ns" {
+		t.Errorf("namespace index of the lean pod = %v, %v", ns, err)
 	}
 
 	sl := sliceObj("ns", "s1", "s", discoveryv1.AddressTypeIPv4, 80, sliceEP{"10.0.0.1", "p", true})

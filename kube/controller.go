@@ -49,7 +49,7 @@ type Controller struct {
 	regs    []cache.ResourceEventHandlerRegistration
 	started atomic.Bool
 
-	// mu guards objs, dirty, primed, net and podMeta.
+	// mu guards objs, dirty, primed, net, podMeta and portMaps.
 	mu   sync.Mutex
 	objs *objects
 	// dirty holds what must be converted again at the next flush.
@@ -61,8 +61,9 @@ type Controller struct {
 	// net decides networks; its cluster network follows the system
 	// namespace's label when Options.Network is "".
 	net networkEnv
-	// podMeta memoizes podEndpoint per pod; see Controller.podEndpoint.
-	podMeta map[types.NamespacedName]podMetaEntry
+	// podMeta memoizes each pod's workload; see Controller.podWorkload.
+	podMeta  map[types.NamespacedName]podMetaEntry
+	portMaps portMaps
 }
 
 var _ registry.Registry = (*Controller)(nil)

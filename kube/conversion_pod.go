@@ -71,17 +71,21 @@ func anonymousEndpoint(addrs []netip.Addr, nodeName string, env podEnv) model.En
 // terminal phase (Succeeded, Failed), yields no instance: the error, which
 // wraps errPodNoIP or errPodTerminal, names the pod.
 func podWorkload(pod *podInfo, env podEnv) (*model.WorkloadInstance, error) {
-	return podWorkloadWith(pod, func() model.Endpoint { return podEndpoint(pod, env) })
+	w, err := podInstance(pod, env)
+	if err != nil {
+		return nil, err
+	}
+	w.PortMap = podPortMap(pod)
+	return w, nil
 }
 
-// podWorkloadWith is podWorkload with the pod's endpoint metadata (what
-// podEndpoint returns) from meta, called only for a pod that is not
-// terminal.
-func podWorkloadWith(pod *podInfo, meta func() model.Endpoint) (*model.WorkloadInstance, error) {
+// podInstance is podWorkload without the port map, which the controller
+// shares among pods (see portMaps).
+func podInstance(pod *podInfo, env podEnv) (*model.WorkloadInstance, error) {
 	if !podIsLive(pod) {
 		return nil, fmt.Errorf("pod %s/%s: %w", pod.namespace, pod.name, errPodTerminal)
 	}
-	ep := meta()
+	ep := podEndpoint(pod, env)
 	if len(ep.Addresses) == 0 {
 		return nil, fmt.Errorf("pod %s/%s: %w", pod.namespace, pod.name, errPodNoIP)
 	}
@@ -90,7 +94,6 @@ func podWorkloadWith(pod *podInfo, meta func() model.Endpoint) (*model.WorkloadI
 		Namespace: pod.namespace,
 		Name:      pod.name,
 		Endpoint:  ep,
-		PortMap:   podPortMap(pod),
 	}, nil
 }
 

@@ -49,7 +49,7 @@ func (c *Controller) onSlice(key types.NamespacedName, s *discoveryv1.EndpointSl
 func (c *Controller) onPod(key types.NamespacedName, pod *podInfo) {
 	old := c.objs.setPod(key, pod)
 	if pod == nil {
-		delete(c.podMeta, key)
+		c.dropPodMeta(key)
 	}
 	c.dirty.pods[key] = struct{}{}
 	c.markDependents(dep{kind: depPod, name: key})

@@ -1,34 +1,67 @@
 package kube
 
 import (
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/meshreg/meshreg/model"
 )
 
-// podMetaEntry is podEndpoint's result for one pod object in one
-// environment.
+// podMetaEntry is a pod's workload instance, memoized for one pod object
+// in one environment; ports is the key of its shared port map (see
+// portMaps).
 type podMetaEntry struct {
 	pod     *podInfo
 	node    model.Locality
 	network model.NetworkID
-	ep      model.Endpoint
+	w       *model.WorkloadInstance
+	ports   string
 }
 
-// podEndpoint returns podEndpoint(pod, c.podEnv(node)), computed once per
-// pod object and environment: the pod's workload and the endpoints of
-// every service it backs then share one label map, and a service whose
-// endpoints are recomputed (a slice change) does not rebuild its pods'
-// metadata. podEndpoint is a function of the pod and of the environment's
-// node locality and cluster network alone (cluster, trust domain and
-// network ranges are fixed), so an entry is reused only for the same pod
-// object (the informer hands a new object for every change) and the same
-// two values. Entries go when their pod is deleted. c.mu must be held.
-func (c *Controller) podEndpoint(pod *podInfo) model.Endpoint {
+// podWorkload returns the pod's workload instance (podWorkload(pod,
+// c.podEnv(node)), with a port map shared among pods naming the same
+// ports), computed once per pod object and environment. The workload's
+// Endpoint is also the pod's endpoint metadata (see podEndpoint), so the
+// workload and the endpoints of every service the pod backs share one
+// label map, and a service whose endpoints are recomputed (a slice
+// change) does not rebuild its pods' metadata. The workload is a function
+// of the pod and of the environment's node locality and cluster network
+// alone (cluster, trust domain and network ranges are fixed), so an entry
+// is reused only for the same pod object (the informer hands a new object
+// for every change) and the same two values. Entries go when their pod is
+// deleted or yields no workload. c.mu must be held.
+func (c *Controller) podWorkload(pod *podInfo) (*model.WorkloadInstance, error) {
 	env := c.podEnv(pod.nodeName)
 	key := pod.key()
 	if e, ok := c.podMeta[key]; ok && e.pod == pod && e.node == env.node && e.network == env.network.cluster {
-		return e.ep
+		return e.w, nil
 	}
-	ep := podEndpoint(pod, env)
-	c.podMeta[key] = podMetaEntry{pod: pod, node: env.node, network: env.network.cluster, ep: ep}
-	return ep
+	w, err := podInstance(pod, env)
+	if err != nil {
+		c.dropPodMeta(key)
+		return nil, err
+	}
+	e := podMetaEntry{pod: pod, node: env.node, network: env.network.cluster, w: w}
+	w.PortMap, e.ports = c.portMaps.acquire(pod) // w is not shared yet
+	c.dropPodMeta(key)
+	c.podMeta[key] = e
+	return w, nil
+}
+
+// dropPodMeta forgets a pod's memoized workload. c.mu must be held.
+func (c *Controller) dropPodMeta(key types.NamespacedName) {
+	if e, ok := c.podMeta[key]; ok {
+		c.portMaps.release(e.ports)
+		delete(c.podMeta, key)
+	}
+}
+
+// podEndpoint returns the pod's endpoint metadata: its workload's
+// endpoint, or, for a pod that yields no workload (no IP in its status
+// yet, or terminal) but is named by a slice, podEndpoint computed afresh.
+// c.mu must be held.
+func (c *Controller) podEndpoint(pod *podInfo) model.Endpoint {
+	if w, err := c.podWorkload(pod); err == nil {
+		return w.Endpoint
+	}
+	return podEndpoint(pod, c.podEnv(pod.nodeName))
 }

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"net/netip"
 	"slices"
 
@@ -107,6 +108,16 @@ type dep struct {
 	kind depKind
 	name types.NamespacedName
 	ip   netip.Addr
+}
+
+// compareDeps orders deps by kind, then name, then IP.
+func compareDeps(a, b dep) int {
+	return cmp.Or(
+		cmp.Compare(a.kind, b.kind),
+		cmp.Compare(a.name.Namespace, b.name.Namespace),
+		cmp.Compare(a.name.Name, b.name.Name),
+		a.ip.Compare(b.ip),
+	)
 }
 
 func newObjects() *objects {

@@ -53,7 +53,7 @@ func (c *Controller) syncPod(key types.NamespacedName) {
 		c.store.DeleteWorkload(wkey)
 		return
 	}
-	w, err := podWorkloadWith(pod, func() model.Endpoint { return c.podEndpoint(pod) })
+	w, err := c.podWorkload(pod)
 	if err != nil {
 		if !errors.Is(err, errPodNoIP) && !errors.Is(err, errPodTerminal) {
 			c.log.Warn("pod not converted", "pod", key.String(), "error", err)
@@ -202,5 +202,8 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 		}
 		eps = append(eps, workloadEntryEndpoints(svc, we, c.opts.ClusterID)...)
 	}
-	return eps, diags, deps
+	// Kept for the life of the service: sorted and without repeats (the
+	// pods of a service share nodes), in a right-sized copy.
+	slices.SortFunc(deps, compareDeps)
+	return eps, diags, slices.Clone(slices.Compact(deps))
 }

@@ -1,0 +1,66 @@
+package kube
+
+import "encoding/binary"
+
+// portMaps interns the port maps of pod workloads. The replicas of a
+// Deployment name the same container ports, so their workload instances
+// can share one immutable map instead of holding a copy each (a small map
+// costs about 250 bytes). Each map is counted by the memo entries
+// (podMetaEntry) whose workload holds it, and goes with the last of them.
+// Not safe for concurrent use: the Controller guards it with its mutex.
+type portMaps struct {
+	m map[string]*portMapRef
+}
+
+type portMapRef struct {
+	key   string
+	ports map[string]uint32
+	refs  int
+}
+
+// acquire returns the shared port map of a pod (podPortMap's result) and
+// the key to release it with. A pod without named ports gets nil and "".
+func (t *portMaps) acquire(pod *podInfo) (map[string]uint32, string) {
+	if len(pod.ports) == 0 {
+		return nil, ""
+	}
+	var buf [128]byte
+	k := portsKey(buf[:0], pod.ports)
+	if r, ok := t.m[string(k)]; ok {
+		r.refs++
+		return r.ports, r.key
+	}
+	ports := podPortMap(pod)
+	if ports == nil {
+		return nil, "" // no valid port: nothing to share
+	}
+	if t.m == nil {
+		t.m = map[string]*portMapRef{}
+	}
+	r := &portMapRef{key: string(k), ports: ports, refs: 1}
+	t.m[r.key] = r
+	return r.ports, r.key
+}
+
+// release gives back a map acquire returned; key "" is ignored.
+func (t *portMaps) release(key string) {
+	if key == "" {
+		return
+	}
+	if r, ok := t.m[key]; ok {
+		if r.refs--; r.refs <= 0 {
+			delete(t.m, key)
+		}
+	}
+}
+
+// portsKey appends an unambiguous encoding of ports to buf: each name,
+// length-prefixed, and its number.
+func portsKey(buf []byte, ports []namedPort) []byte {
+	for _, p := range ports {
+		buf = binary.AppendUvarint(buf, uint64(len(p.name)))
+		buf = append(buf, p.name...)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(p.port))
+	}
+	return buf
+}

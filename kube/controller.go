@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -191,7 +190,7 @@ func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
 // set receives the object's key and the object, or nil on delete.
 // Tombstones are unwrapped; objects of other types are ignored.
 func handle[T interface {
-	*corev1.Service | *discoveryv1.EndpointSlice | *podInfo | *corev1.Node | *corev1.Namespace
+	*corev1.Service | *sliceInfo | *podInfo | *corev1.Node | *corev1.Namespace
 	GetNamespace() string
 	GetName() string
 }](c *Controller, set func(key types.NamespacedName, obj T)) cache.ResourceEventHandler {

@@ -52,10 +52,11 @@ func benchService() *corev1.Service {
 
 var benchCfg = serviceConfig{cluster: "c1", domainSuffix: model.DefaultDomainSuffix, trustDomain: model.DefaultTrustDomain}
 
-// BenchmarkMergeSlices converts one slice of 100 endpoints into per-pod
-// slice endpoints: the core of every slice change.
+// BenchmarkMergeSlices converts one slice of 100 endpoints, as the
+// informer cache holds it, into per-pod slice endpoints: the core of
+// every slice change.
 func BenchmarkMergeSlices(b *testing.B) {
-	in := []*discoveryv1.EndpointSlice{benchSlice(100)}
+	in := []*sliceInfo{newSliceInfo(benchSlice(100))}
 	b.ReportAllocs()
 	for b.Loop() {
 		mergeSlices(in, "c1")
@@ -66,7 +67,7 @@ func BenchmarkMergeSlices(b *testing.B) {
 // slice into model endpoints: merge, then expand each pod into one
 // endpoint per service port with its pod's metadata.
 func BenchmarkSliceToEndpoints(b *testing.B) {
-	in := []*discoveryv1.EndpointSlice{benchSlice(100)}
+	in := []*sliceInfo{newSliceInfo(benchSlice(100))}
 	svc, _ := convertService(benchService(), benchCfg)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc-0", Labels: map[string]string{"app": "svc", "version": "v1", labelTLSMode: "istio"}},

@@ -25,7 +25,7 @@ type sliceEndpoint struct {
 	// nodeName is the slice endpoint's nodeName.
 	nodeName string
 	// conditions are the slice endpoint's conditions.
-	conditions discoveryv1.EndpointConditions
+	conditions conditions
 	// ports maps the slice's port names to numbers.
 	ports map[string]uint32
 	// slice names the slice the primary address comes from.
@@ -38,26 +38,23 @@ func (e *sliceEndpoint) hasPod() bool { return e.pod.Name != "" }
 // sliceServiceName returns the name of the service a slice belongs to
 // (its kubernetes.io/service-name label), or "" for a slice that belongs
 // to none.
-func sliceServiceName(s *discoveryv1.EndpointSlice) string {
-	return s.Labels[discoveryv1.LabelServiceName]
-}
+func sliceServiceName(s *sliceInfo) string { return s.service }
 
 // compareSliceAge orders slices oldest first: by creation time, then by
 // name. When two slices hold the same address, the later one in this
 // order (the newest) wins.
-func compareSliceAge(a, b *discoveryv1.EndpointSlice) int {
-	if c := a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time); c != 0 {
+func compareSliceAge(a, b *sliceInfo) int {
+	if c := a.created.Time.Compare(b.created.Time); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.Name, b.Name)
+	return cmp.Compare(a.name, b.name)
 }
 
 // addressClaim is the newest slice endpoint holding an address.
 type addressClaim struct {
 	age   int // index of the slice, oldest first
-	slice *discoveryv1.EndpointSlice
-	ep    *discoveryv1.Endpoint
-	ports map[string]uint32
+	slice *sliceInfo
+	ep    *sliceEndpointInfo
 }
 
 // mergeSlices turns the EndpointSlices of one service into one
@@ -75,11 +72,11 @@ type addressClaim struct {
 //     of its primary (IPv4 if any) address;
 //   - FQDN (or unknown) address types and malformed addresses are
 //     reported as diagnostics (kind EndpointSlice) and skipped.
-func mergeSlices(in []*discoveryv1.EndpointSlice, cluster model.ClusterID) ([]sliceEndpoint, []model.Diagnostic) {
+func mergeSlices(in []*sliceInfo, cluster model.ClusterID) ([]sliceEndpoint, []model.Diagnostic) {
 	var diags []model.Diagnostic
-	report := func(s *discoveryv1.EndpointSlice, format string, args ...any) {
+	report := func(s *sliceInfo, format string, args ...any) {
 		diags = append(diags, model.Diagnostic{
-			Severity: model.Warning, Kind: "EndpointSlice", Namespace: s.Namespace, Name: s.Name,
+			Severity: model.Warning, Kind: "EndpointSlice", Namespace: s.namespace, Name: s.name,
 			Cluster: cluster, Message: fmt.Sprintf(format, args...),
 		})
 	}
@@ -87,27 +84,22 @@ func mergeSlices(in []*discoveryv1.EndpointSlice, cluster model.ClusterID) ([]sl
 	slices.SortFunc(sorted, compareSliceAge)
 	claims := map[netip.Addr]addressClaim{}
 	for age, s := range sorted {
-		switch s.AddressType {
+		switch s.addressType {
 		case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6:
 		default:
-			report(s, "address type %q is not supported; its %d endpoints are ignored", s.AddressType, len(s.Endpoints))
+			report(s, "address type %q is not supported; its %d endpoints are ignored", s.addressType, len(s.endpoints))
 			continue
 		}
-		ports := slicePorts(s)
-		for _, p := range s.Ports {
-			if p.Port != nil && (*p.Port < 1 || *p.Port > 65535) {
-				report(s, "port %q: number %d out of range 1-65535; its endpoints are not served on it", ptrOr(p.Name), *p.Port)
-			}
+		for _, p := range s.badPorts {
+			report(s, "port %q: number %d out of range 1-65535; its endpoints are not served on it", p.name, p.port)
 		}
-		for i := range s.Endpoints {
-			ep := &s.Endpoints[i]
-			for _, raw := range ep.Addresses {
-				a, err := netip.ParseAddr(raw)
-				if err != nil || a.Zone() != "" {
-					report(s, "malformed address %q ignored", raw)
-					continue
-				}
-				claims[a.Unmap()] = addressClaim{age: age, slice: s, ep: ep, ports: ports}
+		for _, raw := range s.badAddrs {
+			report(s, "malformed address %q ignored", raw)
+		}
+		for i := range s.endpoints {
+			ep := &s.endpoints[i]
+			for _, a := range ep.addrs {
+				claims[a] = addressClaim{age: age, slice: s, ep: ep}
 			}
 		}
 	}
@@ -129,11 +121,7 @@ func mergeSlices(in []*discoveryv1.EndpointSlice, cluster model.ClusterID) ([]sl
 	for _, a := range addrs {
 		c := claims[a]
 		var g *group
-		if ref := c.ep.TargetRef; ref != nil && ref.Kind == "Pod" && ref.Name != "" {
-			key := types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
-			if key.Namespace == "" {
-				key.Namespace = c.slice.Namespace
-			}
+		if key := c.ep.pod; key.Name != "" {
 			if g = byPod[key]; g == nil {
 				g = &group{pod: key}
 				byPod[key] = g
@@ -166,56 +154,24 @@ func mergeSlices(in []*discoveryv1.EndpointSlice, cluster model.ClusterID) ([]sl
 			se.addresses = append(se.addresses, g.v6)
 		}
 		se.pod = g.pod
-		if primary.ep.NodeName != nil {
-			se.nodeName = *primary.ep.NodeName
-		}
-		se.conditions = primary.ep.Conditions
-		se.ports = primary.ports
-		se.slice = primary.slice.Name
+		se.nodeName = primary.ep.nodeName
+		se.conditions = primary.ep.conditions
+		se.ports = primary.slice.ports
+		se.slice = primary.slice.name
 		out = append(out, se)
 	}
 	slices.SortFunc(out, func(a, b sliceEndpoint) int { return a.addresses[0].Compare(b.addresses[0]) })
 	return out, diags
 }
 
-// slicePorts maps a slice's port names to numbers. Ports without a number
-// (meaning "all ports") or out of range are skipped; for a repeated name
-// the first port wins.
-func ptrOr(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func slicePorts(s *discoveryv1.EndpointSlice) map[string]uint32 {
-	out := make(map[string]uint32, len(s.Ports))
-	for _, p := range s.Ports {
-		if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {
-			continue
-		}
-		name := ""
-		if p.Name != nil {
-			name = *p.Name
-		}
-		if _, dup := out[name]; !dup {
-			out[name] = uint32(*p.Port)
-		}
-	}
-	return out
-}
-
 // endpointHealth maps EndpointSlice conditions to a health status:
 // ready → Healthy; serving and terminating → Draining; terminating →
 // Terminating; else Unhealthy. An unset ready or serving condition counts
 // as true, an unset terminating as false (the API's meaning of unset).
-func endpointHealth(c discoveryv1.EndpointConditions) model.HealthStatus {
-	ready := c.Ready == nil || *c.Ready
-	serving := ready
-	if c.Serving != nil {
-		serving = *c.Serving
-	}
-	terminating := c.Terminating != nil && *c.Terminating
+func endpointHealth(c conditions) model.HealthStatus {
+	ready := c.ready.or(true)
+	serving := c.serving.or(ready)
+	terminating := c.terminating.or(false)
 	switch {
 	case ready:
 		return model.Healthy
@@ -229,7 +185,7 @@ func endpointHealth(c discoveryv1.EndpointConditions) model.HealthStatus {
 
 // publishNotReadyHealth is the health of every endpoint of a Service with
 // publishNotReadyAddresses: Healthy, whatever the conditions say.
-func publishNotReadyHealth(discoveryv1.EndpointConditions) model.HealthStatus {
+func publishNotReadyHealth(conditions) model.HealthStatus {
 	return model.Healthy
 }
 

@@ -16,7 +16,7 @@ func TestMergeSlicesReportsPortsOutOfRange(t *testing.T) {
 	for _, n := range []int32{-5, 0, 65536} {
 		s := slice("s1", 0, discoveryv1.AddressTypeIPv4, podEP("10.0.0.1", "p1", true))
 		s.Ports = []discoveryv1.EndpointPort{{Name: ptr("http"), Port: ptr(n)}, {Name: ptr("unset")}}
-		eps, diags := mergeSlices([]*discoveryv1.EndpointSlice{s}, "c1")
+		eps, diags := mergeAPISlices([]*discoveryv1.EndpointSlice{s}, "c1")
 		if len(eps) != 1 || len(eps[0].ports) != 0 {
 			t.Errorf("port %d: endpoints %+v, want one with no usable port", n, eps)
 		}

@@ -30,10 +30,10 @@ func TestEndpointHealth(t *testing.T) {
 		{"terminating, not serving", discoveryv1.EndpointConditions{Ready: fal, Serving: fal, Terminating: tru}, model.Terminating},
 	}
 	for _, tt := range tests {
-		if got := endpointHealth(tt.c); got != tt.want {
+		if got := endpointHealth(newConditions(tt.c)); got != tt.want {
 			t.Errorf("%s: endpointHealth = %v, want %v", tt.name, got, tt.want)
 		}
-		if got := publishNotReadyHealth(tt.c); got != model.Healthy {
+		if got := publishNotReadyHealth(newConditions(tt.c)); got != model.Healthy {
 			t.Errorf("%s: publishNotReadyHealth = %v, want Healthy", tt.name, got)
 		}
 	}
@@ -112,11 +112,11 @@ func TestMergeSlices(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, diags := mergeSlices(tt.slices, "c1")
+			got, diags := mergeAPISlices(tt.slices, "c1")
 			// The result must not depend on the order of the slices.
 			rev := slices.Clone(tt.slices)
 			slices.Reverse(rev)
-			got2, _ := mergeSlices(rev, "c1")
+			got2, _ := mergeAPISlices(rev, "c1")
 			if len(got) != len(got2) {
 				t.Fatalf("order changed the result: %d vs %d", len(got), len(got2))
 			}
@@ -190,8 +190,8 @@ func FuzzMergeSlices(f *testing.F) {
 			}
 		}
 		s1, s2 := mk("s1", a1, p1, f1, t1), mk("s2", a2, p2, f2, t2)
-		got, _ := mergeSlices([]*discoveryv1.EndpointSlice{s1, s2}, "c")
-		got2, _ := mergeSlices([]*discoveryv1.EndpointSlice{s2, s1}, "c")
+		got, _ := mergeAPISlices([]*discoveryv1.EndpointSlice{s1, s2}, "c")
+		got2, _ := mergeAPISlices([]*discoveryv1.EndpointSlice{s2, s1}, "c")
 		if len(got) != len(got2) {
 			t.Fatalf("order dependent: %v vs %v", got, got2)
 		}

@@ -4,7 +4,6 @@ import (
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -38,7 +37,7 @@ func (c *Controller) onService(key types.NamespacedName, svc *corev1.Service) {
 }
 
 // onSlice: the services owning the slice before and after change.
-func (c *Controller) onSlice(key types.NamespacedName, s *discoveryv1.EndpointSlice) {
+func (c *Controller) onSlice(key types.NamespacedName, s *sliceInfo) {
 	for _, svc := range c.objs.setSlice(key, s) {
 		c.dirty.services[svc] = struct{}{}
 	}

@@ -249,3 +249,13 @@ func mustNot(t *testing.T, err error) {
 }
 
 var errUnused = errors.New("unused")
+
+// mergeAPISlices is mergeSlices over API slices, through the informer
+// transform.
+func mergeAPISlices(in []*discoveryv1.EndpointSlice, cluster model.ClusterID) ([]sliceEndpoint, []model.Diagnostic) {
+	infos := make([]*sliceInfo, len(in))
+	for i, s := range in {
+		infos[i] = newSliceInfo(s)
+	}
+	return mergeSlices(infos, cluster)
+}

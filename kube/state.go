@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/meshreg/meshreg/model"
@@ -21,7 +20,7 @@ type objects struct {
 	// slices by service (the kubernetes.io/service-name label), then
 	// slice name; sliceOwner remembers each slice's service, to move it
 	// when the label changes.
-	slices     map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice
+	slices     map[types.NamespacedName]map[string]*sliceInfo
 	sliceOwner map[types.NamespacedName]types.NamespacedName
 	pods       map[types.NamespacedName]*podInfo
 	// podsByIP indexes live pods (not terminal) by each of their IPs;
@@ -123,7 +122,7 @@ func compareDeps(a, b dep) int {
 func newObjects() *objects {
 	return &objects{
 		services:     map[types.NamespacedName]*corev1.Service{},
-		slices:       map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice{},
+		slices:       map[types.NamespacedName]map[string]*sliceInfo{},
 		sliceOwner:   map[types.NamespacedName]types.NamespacedName{},
 		pods:         map[types.NamespacedName]*podInfo{},
 		podsByIP:     map[netip.Addr]list[types.NamespacedName]{},
@@ -185,7 +184,7 @@ func (o *objects) setPod(key types.NamespacedName, pod *podInfo) (old *podInfo) 
 
 // setSlice stores (s != nil) or removes a slice under its service, and
 // returns the services whose slices changed.
-func (o *objects) setSlice(key types.NamespacedName, s *discoveryv1.EndpointSlice) []types.NamespacedName {
+func (o *objects) setSlice(key types.NamespacedName, s *sliceInfo) []types.NamespacedName {
 	var touched []types.NamespacedName
 	if owner, ok := o.sliceOwner[key]; ok {
 		if m := o.slices[owner]; m != nil {
@@ -209,7 +208,7 @@ func (o *objects) setSlice(key types.NamespacedName, s *discoveryv1.EndpointSlic
 	owner := types.NamespacedName{Namespace: key.Namespace, Name: name}
 	m := o.slices[owner]
 	if m == nil {
-		m = map[string]*discoveryv1.EndpointSlice{}
+		m = map[string]*sliceInfo{}
 		o.slices[owner] = m
 	}
 	m[key.Name] = s

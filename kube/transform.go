@@ -72,40 +72,13 @@ func stripService(obj any) (any, error) {
 	return out, nil
 }
 
-// stripSlice keeps what mergeSlices reads: the service-name label, the
-// address type, each endpoint's addresses, conditions, node and targetRef
-// (kind, namespace, name), and the ports' names and numbers.
+// stripSlice turns an EndpointSlice into the controller's lean sliceInfo.
 func stripSlice(obj any) (any, error) {
 	s, ok := obj.(*discoveryv1.EndpointSlice)
 	if !ok {
 		return obj, nil
 	}
-	out := &discoveryv1.EndpointSlice{
-		ObjectMeta:  stripMeta(&s.ObjectMeta),
-		AddressType: s.AddressType,
-	}
-	if name, ok := s.Labels[discoveryv1.LabelServiceName]; ok {
-		out.Labels = map[string]string{discoveryv1.LabelServiceName: name}
-	} else {
-		out.Labels = nil
-	}
-	if len(s.Endpoints) > 0 {
-		out.Endpoints = make([]discoveryv1.Endpoint, len(s.Endpoints))
-		for i, ep := range s.Endpoints {
-			e := discoveryv1.Endpoint{Addresses: ep.Addresses, Conditions: ep.Conditions, NodeName: ep.NodeName}
-			if ep.TargetRef != nil {
-				e.TargetRef = &corev1.ObjectReference{Kind: ep.TargetRef.Kind, Namespace: ep.TargetRef.Namespace, Name: ep.TargetRef.Name}
-			}
-			out.Endpoints[i] = e
-		}
-	}
-	if len(s.Ports) > 0 {
-		out.Ports = make([]discoveryv1.EndpointPort, len(s.Ports))
-		for i, p := range s.Ports {
-			out.Ports[i] = discoveryv1.EndpointPort{Name: p.Name, Port: p.Port}
-		}
-	}
-	return out, nil
+	return newSliceInfo(s), nil
 }
 
 // stripPod turns a Pod into the controller's lean podInfo: labels, node,

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/cache"
 )
@@ -72,17 +73,33 @@ func TestTransformsKeepWhatConversionReads(t *testing.T) {
 	sl := sliceObj("ns", "s1", "s", discoveryv1.AddressTypeIPv4, 80, sliceEP{"10.0.0.1", "p", true})
 	sl.Labels["endpointslice.kubernetes.io/managed-by"] = "x"
 	sl.Endpoints[0].Hints = &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: "z"}}}
+	sl.Endpoints = append(sl.Endpoints, discoveryv1.Endpoint{Addresses: []string{"bogus", "10.0.0.2"}, NodeName: ptr("n2"),
+		TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: "other", Name: "q"}})
+	sl.Ports = append(sl.Ports, discoveryv1.EndpointPort{Name: ptr("big"), Port: ptr(int32(70000))})
 	ss, _ := stripSlice(sl)
-	stripped2 := ss.(*discoveryv1.EndpointSlice)
-	ma, _ := mergeSlices([]*discoveryv1.EndpointSlice{sl}, "c")
-	mb, _ := mergeSlices([]*discoveryv1.EndpointSlice{stripped2}, "c")
-	if !cmp.Equal(ma, mb, cmp.AllowUnexported(sliceEndpoint{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })) {
-		t.Errorf("stripped slice merges differently")
+	si := ss.(*sliceInfo)
+	wantSlice := &sliceInfo{
+		objectMeta:  objectMeta{namespace: "ns", name: "s1", labels: map[string]string{discoveryv1.LabelServiceName: "s"}},
+		service:     "s",
+		addressType: discoveryv1.AddressTypeIPv4,
+		endpoints: []sliceEndpointInfo{
+			{addrs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, pod: types.NamespacedName{Namespace: "ns", Name: "p"}, conditions: conditions{ready: isTrue}},
+			{addrs: []netip.Addr{netip.MustParseAddr("10.0.0.2")}, pod: types.NamespacedName{Namespace: "other", Name: "q"}, nodeName: "n2"},
+		},
+		ports:    map[string]uint32{"http": 80},
+		badPorts: []badPort{{name: "big", port: 70000}},
+		badAddrs: []string{"bogus"},
 	}
-	if len(stripped2.Labels) != 1 || stripped2.Endpoints[0].Hints != nil {
-		t.Errorf("slice not stripped: %+v", stripped2)
+	if diff := cmp.Diff(wantSlice, si, cmp.AllowUnexported(sliceInfo{}, objectMeta{}, sliceEndpointInfo{}, conditions{}, badPort{}),
+		cmp.Comparer(func(a, b netip.Addr) bool { return a == b }), cmp.Comparer(func(a, b metav1.Time) bool { return a.Equal(&b) })); diff != "" {
+		t.Errorf("stripSlice (-want +got):\n%s", diff)
 	}
-
+	if again, _ := stripSlice(si); again != any(si) {
+		t.Error("stripSlice is not idempotent")
+	}
+	if key, err := cache.MetaNamespaceKeyFunc(si); err != nil || key != "ns/s1" {
+		t.Errorf("key of the lean slice = %q, %v", key, err)
+	}
 	node := nodeObj("n", "r", "z")
 	node.Labels["kubernetes.io/hostname"] = "n"
 	node.Status.Capacity = corev1.ResourceList{}

@@ -1,0 +1,169 @@
+package kube
+
+import (
+	"net/netip"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// sliceInfo is the controller's cached form of an EndpointSlice: the
+// endpoint slice informer's transform (stripSlice) turns every slice into
+// one. It keeps what mergeSlices reads, with addresses parsed, the ports
+// mapped and the conditions packed, in a few allocations per slice instead
+// of several per endpoint. A sliceInfo is never modified once built.
+type sliceInfo struct {
+	objectMeta
+	created metav1.Time
+	// service is the kubernetes.io/service-name label; "" for a slice
+	// that belongs to no service.
+	service     string
+	addressType discoveryv1.AddressType
+	endpoints   []sliceEndpointInfo
+	// ports maps the slice's port names to numbers (see slicePorts);
+	// badPorts are the ports numbered out of range, reported by
+	// mergeSlices.
+	ports    map[string]uint32
+	badPorts []badPort
+	// badAddrs are the malformed addresses of the slice's endpoints, in
+	// order, reported and skipped by mergeSlices.
+	badAddrs []string
+}
+
+// badPort is a slice port numbered out of range.
+type badPort struct {
+	name string
+	port int32
+}
+
+// sliceEndpointInfo is one endpoint of a sliceInfo.
+type sliceEndpointInfo struct {
+	// addrs are the endpoint's well-formed addresses, unmapped, in the
+	// slice's order; empty for a slice of an unsupported address type.
+	addrs []netip.Addr
+	// pod is the endpoint's Pod targetRef, its namespace defaulting to
+	// the slice's; zero when the endpoint has none.
+	pod        types.NamespacedName
+	nodeName   string
+	conditions conditions
+}
+
+// newSliceInfo returns the cached form of a slice.
+func newSliceInfo(s *discoveryv1.EndpointSlice) *sliceInfo {
+	out := &sliceInfo{
+		objectMeta: objectMeta{
+			namespace:       s.Namespace,
+			name:            s.Name,
+			resourceVersion: s.ResourceVersion,
+		},
+		created:     s.CreationTimestamp,
+		service:     s.Labels[discoveryv1.LabelServiceName],
+		addressType: s.AddressType,
+		ports:       slicePorts(s.Ports),
+	}
+	if out.service != "" {
+		out.labels = map[string]string{discoveryv1.LabelServiceName: out.service}
+	}
+	for _, p := range s.Ports {
+		if p.Port != nil && (*p.Port < 1 || *p.Port > 65535) {
+			out.badPorts = append(out.badPorts, badPort{name: ptrOr(p.Name), port: *p.Port})
+		}
+	}
+	ip := s.AddressType == discoveryv1.AddressTypeIPv4 || s.AddressType == discoveryv1.AddressTypeIPv6
+	var all []netip.Addr // one array for every endpoint's addresses
+	if ip {
+		n := 0
+		for i := range s.Endpoints {
+			n += len(s.Endpoints[i].Addresses)
+		}
+		all = make([]netip.Addr, 0, n)
+	}
+	out.endpoints = make([]sliceEndpointInfo, len(s.Endpoints))
+	for i := range s.Endpoints {
+		ep := &s.Endpoints[i]
+		e := &out.endpoints[i]
+		if ip {
+			start := len(all)
+			for _, raw := range ep.Addresses {
+				a, err := netip.ParseAddr(raw)
+				if err != nil || a.Zone() != "" {
+					out.badAddrs = append(out.badAddrs, raw)
+					continue
+				}
+				all = append(all, a.Unmap())
+			}
+			e.addrs = all[start:len(all):len(all)]
+		}
+		if ref := ep.TargetRef; ref != nil && ref.Kind == "Pod" && ref.Name != "" {
+			e.pod = types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
+			if e.pod.Namespace == "" {
+				e.pod.Namespace = s.Namespace
+			}
+		}
+		e.nodeName = ptrOr(ep.NodeName)
+		e.conditions = newConditions(ep.Conditions)
+	}
+	return out
+}
+
+// slicePorts maps a slice's port names to numbers. Ports without a number
+// (meaning "all ports") or out of range are skipped; for a repeated name
+// the first port wins.
+func slicePorts(ports []discoveryv1.EndpointPort) map[string]uint32 {
+	out := make(map[string]uint32, len(ports))
+	for _, p := range ports {
+		if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {
+			continue
+		}
+		name := ptrOr(p.Name)
+		if _, dup := out[name]; !dup {
+			out[name] = uint32(*p.Port)
+		}
+	}
+	return out
+}
+
+func ptrOr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// conditions are an EndpointSlice endpoint's conditions, each unset,
+// false or true.
+type conditions struct {
+	ready, serving, terminating tristate
+}
+
+// tristate is an optional bool.
+type tristate uint8
+
+const (
+	unset tristate = iota
+	isFalse
+	isTrue
+)
+
+func newTristate(b *bool) tristate {
+	switch {
+	case b == nil:
+		return unset
+	case *b:
+		return isTrue
+	}
+	return isFalse
+}
+
+// or returns the value, or def when unset.
+func (t tristate) or(def bool) bool {
+	if t == unset {
+		return def
+	}
+	return t == isTrue
+}
+
+func newConditions(c discoveryv1.EndpointConditions) conditions {
+	return conditions{ready: newTristate(c.Ready), serving: newTristate(c.Serving), terminating: newTristate(c.Terminating)}
+}

@@ -24,6 +24,24 @@ func newDirtySet() dirtySet {
 	return dirtySet{services: set[types.NamespacedName]{}, pods: set[types.NamespacedName]{}}
 }
 
+// maxReusedDirty is the size above which reset drops a dirty set's map
+// instead of clearing it: a Go map never shrinks, and ranging over or
+// clearing one costs its capacity, not its length. Without this, the
+// initial flush (every object dirty) would leave maps that every later
+// single-object flush walks in full.
+const maxReusedDirty = 64
+
+// reset empties the sets after a flush.
+func (d *dirtySet) reset() {
+	for _, m := range []*set[types.NamespacedName]{&d.services, &d.pods} {
+		if len(*m) > maxReusedDirty {
+			*m = set[types.NamespacedName]{}
+		} else {
+			clear(*m)
+		}
+	}
+}
+
 func (c *Controller) markDependents(d dep) {
 	for _, svc := range c.objs.dependents(d) {
 		c.dirty.services[svc] = struct{}{}

@@ -27,11 +27,10 @@ func (c *Controller) flushLocked() int {
 	for key := range c.dirty.pods {
 		c.syncPod(key)
 	}
-	clear(c.dirty.pods)
 	for key := range c.dirty.services {
 		c.syncService(key)
 	}
-	clear(c.dirty.services)
+	c.dirty.reset()
 	return n
 }
 

@@ -1,20 +1,20 @@
 package kube
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/meshreg/meshreg/model"
 )
 
 // podMetaEntry is a pod's workload instance, memoized for one pod object
-// in one environment; ports is the key of its shared port map (see
-// portMaps).
+// on one node object in one cluster network. An entry holds a share of
+// its workload's port map (see portMaps).
 type podMetaEntry struct {
 	pod     *podInfo
-	node    model.Locality
+	node    *corev1.Node
 	network model.NetworkID
 	w       *model.WorkloadInstance
-	ports   string
 }
 
 // podWorkload returns the pod's workload instance (podWorkload(pod,
@@ -24,33 +24,33 @@ type podMetaEntry struct {
 // workload and the endpoints of every service the pod backs share one
 // label map, and a service whose endpoints are recomputed (a slice
 // change) does not rebuild its pods' metadata. The workload is a function
-// of the pod and of the environment's node locality and cluster network
+// of the pod and of the environment's node labels and cluster network
 // alone (cluster, trust domain and network ranges are fixed), so an entry
 // is reused only for the same pod object (the informer hands a new object
-// for every change) and the same two values. Entries go when their pod is
-// deleted or yields no workload. c.mu must be held.
+// for every change), the same node object (onNode keeps the old object
+// when the labels did not change) and the same network. Entries go when
+// their pod is deleted or yields no workload. c.mu must be held.
 func (c *Controller) podWorkload(pod *podInfo) (*model.WorkloadInstance, error) {
-	env := c.podEnv(pod.nodeName)
 	key := pod.key()
-	if e, ok := c.podMeta[key]; ok && e.pod == pod && e.node == env.node && e.network == env.network.cluster {
+	node := c.objs.nodes[pod.nodeName]
+	if e, ok := c.podMeta[key]; ok && e.pod == pod && e.node == node && e.network == c.net.cluster {
 		return e.w, nil
 	}
-	w, err := podInstance(pod, env)
+	w, err := podInstance(pod, c.podEnv(pod.nodeName))
 	if err != nil {
 		c.dropPodMeta(key)
 		return nil, err
 	}
-	e := podMetaEntry{pod: pod, node: env.node, network: env.network.cluster, w: w}
-	w.PortMap, e.ports = c.portMaps.acquire(pod) // w is not shared yet
+	w.PortMap = c.portMaps.acquire(pod) // w is not shared yet
 	c.dropPodMeta(key)
-	c.podMeta[key] = e
+	c.podMeta[key] = podMetaEntry{pod: pod, node: node, network: c.net.cluster, w: w}
 	return w, nil
 }
 
 // dropPodMeta forgets a pod's memoized workload. c.mu must be held.
 func (c *Controller) dropPodMeta(key types.NamespacedName) {
 	if e, ok := c.podMeta[key]; ok {
-		c.portMaps.release(e.ports)
+		c.portMaps.release(e.pod)
 		delete(c.podMeta, key)
 	}
 }

@@ -18,38 +18,42 @@ type portMapRef struct {
 	refs  int
 }
 
-// acquire returns the shared port map of a pod (podPortMap's result) and
-// the key to release it with. A pod without named ports gets nil and "".
-func (t *portMaps) acquire(pod *podInfo) (map[string]uint32, string) {
+// acquire returns the shared port map of a pod (podPortMap's result),
+// counting one more user; release(pod) gives it back. A pod without valid
+// named ports gets nil.
+func (t *portMaps) acquire(pod *podInfo) map[string]uint32 {
 	if len(pod.ports) == 0 {
-		return nil, ""
+		return nil
 	}
 	var buf [128]byte
 	k := portsKey(buf[:0], pod.ports)
 	if r, ok := t.m[string(k)]; ok {
 		r.refs++
-		return r.ports, r.key
+		return r.ports
 	}
 	ports := podPortMap(pod)
 	if ports == nil {
-		return nil, "" // no valid port: nothing to share
+		return nil // no valid port: nothing to share
 	}
 	if t.m == nil {
 		t.m = map[string]*portMapRef{}
 	}
 	r := &portMapRef{key: string(k), ports: ports, refs: 1}
 	t.m[r.key] = r
-	return r.ports, r.key
+	return r.ports
 }
 
-// release gives back a map acquire returned; key "" is ignored.
-func (t *portMaps) release(key string) {
-	if key == "" {
+// release gives back the map acquire(pod) returned, for the same
+// (immutable) pod object.
+func (t *portMaps) release(pod *podInfo) {
+	if len(pod.ports) == 0 {
 		return
 	}
-	if r, ok := t.m[key]; ok {
+	var buf [128]byte
+	k := portsKey(buf[:0], pod.ports)
+	if r, ok := t.m[string(k)]; ok {
 		if r.refs--; r.refs <= 0 {
-			delete(t.m, key)
+			delete(t.m, r.key)
 		}
 	}
 }

@@ -3,11 +3,11 @@ package aggregate
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"net/netip"
 	"slices"
 	"sync"
 
+	"github.com/meshreg/meshreg/internal/shards"
 	"github.com/meshreg/meshreg/internal/store"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -24,19 +24,19 @@ type merger struct {
 	// on goroutines of their own, and guards contrib.
 	mu sync.Mutex
 	// contrib holds each shard's version of a service.
-	contrib map[model.ServiceKey]map[model.ShardKey]*model.Service
+	contrib map[model.ServiceKey]shards.Map[*model.Service]
 	// raw holds each shard's endpoints of a service as its registry
 	// published them. The store gets them without the endpoints of ports
 	// the merged service does not have: when clusters disagree on ports,
 	// the merged service's ports rule (DESIGN.md decision 8).
-	raw map[model.ServiceKey]map[model.ShardKey][]*model.Endpoint
+	raw map[model.ServiceKey]shards.Map[[]*model.Endpoint]
 }
 
 func newMerger() *merger {
 	return &merger{
 		st:      store.New(model.ShardKey{}),
-		contrib: map[model.ServiceKey]map[model.ShardKey]*model.Service{},
-		raw:     map[model.ServiceKey]map[model.ShardKey][]*model.Endpoint{},
+		contrib: map[model.ServiceKey]shards.Map[*model.Service]{},
+		raw:     map[model.ServiceKey]shards.Map[[]*model.Endpoint]{},
 	}
 }
 
@@ -67,19 +67,17 @@ func (m *merger) apply(shard model.ShardKey, ev registry.Event) {
 func (m *merger) setContribution(key model.ServiceKey, shard model.ShardKey, svc *model.Service) {
 	byShard := m.contrib[key]
 	if svc == nil {
-		if byShard[shard] == nil {
+		if !byShard.Has(shard) {
 			return
 		}
-		delete(byShard, shard)
-		if len(byShard) == 0 {
-			delete(m.contrib, key)
-		}
+		byShard.Delete(shard)
 	} else {
-		if byShard == nil {
-			byShard = map[model.ShardKey]*model.Service{}
-			m.contrib[key] = byShard
-		}
-		byShard[shard] = svc
+		byShard.Set(shard, svc)
+	}
+	if byShard.Len() == 0 {
+		delete(m.contrib, key)
+	} else {
+		m.contrib[key] = byShard
 	}
 	merged, diags := mergeService(byShard)
 	m.st.SetDiagnostics(key.String(), diags)
@@ -90,7 +88,8 @@ func (m *merger) setContribution(key model.ServiceKey, shard model.ShardKey, svc
 	}
 	m.st.UpsertService(merged)
 	if prev == nil || !slices.Equal(prev.Ports, merged.Ports) {
-		for _, shard := range slices.SortedFunc(maps.Keys(m.raw[key]), compareShardKeys) {
+		byShard := m.raw[key]
+		for _, shard := range byShard.Keys() {
 			m.pushEndpoints(key, shard, merged)
 		}
 	}
@@ -100,18 +99,16 @@ func (m *merger) setContribution(key model.ServiceKey, shard model.ShardKey, svc
 // hands the store those the merged service has ports for. The caller
 // holds m.mu.
 func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []*model.Endpoint) {
+	byShard := m.raw[key]
 	if len(eps) == 0 {
-		if byShard := m.raw[key]; byShard != nil {
-			delete(byShard, shard)
-			if len(byShard) == 0 {
-				delete(m.raw, key)
-			}
-		}
+		byShard.Delete(shard)
 	} else {
-		if m.raw[key] == nil {
-			m.raw[key] = map[model.ShardKey][]*model.Endpoint{}
-		}
-		m.raw[key][shard] = eps
+		byShard.Set(shard, eps)
+	}
+	if byShard.Len() == 0 {
+		delete(m.raw, key)
+	} else {
+		m.raw[key] = byShard
 	}
 	m.pushEndpoints(key, shard, m.st.Reader().ServiceByKey(key))
 }
@@ -123,7 +120,8 @@ func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []
 // sorted, so the store keeps it without writing to it. The caller holds
 // m.mu.
 func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *model.Service) {
-	raw := m.raw[key][shard]
+	byShard := m.raw[key]
+	raw, _ := byShard.Get(shard)
 	hasPort := func(ep *model.Endpoint) bool {
 		return svc == nil || slices.ContainsFunc(svc.Ports, func(p model.Port) bool { return p.Name == ep.ServicePortName })
 	}
@@ -140,19 +138,12 @@ func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *
 	m.st.SetShardEndpoints(shard, key, out)
 }
 
-func compareShardKeys(a, b model.ShardKey) int {
-	if c := cmp.Compare(a.Provider, b.Provider); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Cluster, b.Cluster)
-}
-
 // removeShard drops everything a shard contributed and returns the
 // workloads it deleted. The caller holds m.mu.
 func (m *merger) removeShard(shard model.ShardKey) []*model.WorkloadInstance {
 	keys := make([]model.ServiceKey, 0)
 	for key, byShard := range m.contrib {
-		if byShard[shard] != nil {
+		if byShard.Has(shard) {
 			keys = append(keys, key)
 		}
 	}
@@ -162,7 +153,7 @@ func (m *merger) removeShard(shard model.ShardKey) []*model.WorkloadInstance {
 	}
 	keys = keys[:0]
 	for key, byShard := range m.raw {
-		if byShard[shard] != nil {
+		if byShard.Has(shard) {
 			keys = append(keys, key)
 		}
 	}
@@ -186,7 +177,7 @@ func (m *merger) removeShard(shard model.ShardKey) []*model.WorkloadInstance {
 func (m *merger) prune(shard model.ShardKey, reg registry.Discovery) []*model.WorkloadInstance {
 	keys := make([]model.ServiceKey, 0)
 	for key, byShard := range m.contrib {
-		if byShard[shard] != nil && reg.ServiceByKey(key) == nil {
+		if byShard.Has(shard) && reg.ServiceByKey(key) == nil {
 			keys = append(keys, key)
 		}
 	}
@@ -197,7 +188,7 @@ func (m *merger) prune(shard model.ShardKey, reg registry.Discovery) []*model.Wo
 	r := m.st.Reader()
 	var stale []model.ServiceKey
 	for key, byShard := range m.raw {
-		if byShard[shard] != nil && len(reg.Endpoints(key, registry.EndpointQuery{})) == 0 {
+		if byShard.Has(shard) && len(reg.Endpoints(key, registry.EndpointQuery{})) == 0 {
 			stale = append(stale, key)
 		}
 	}
@@ -253,18 +244,24 @@ func compareKeys(a, b model.ServiceKey) int {
 // accounts are unioned, and a version whose ports differ from the first's
 // is reported. Ordering by cluster ID, not by arrival, keeps the result a
 // function of the objects alone.
-func mergeService(byShard map[model.ShardKey]*model.Service) (*model.Service, []model.Diagnostic) {
-	if len(byShard) == 0 {
+func mergeService(byShard shards.Map[*model.Service]) (*model.Service, []model.Diagnostic) {
+	if byShard.Len() == 0 {
 		return nil, nil
 	}
-	shards := slices.SortedFunc(maps.Keys(byShard), compareShardKeys) // Kubernetes first
-	first := byShard[shards[0]]
-	var diags []model.Diagnostic
-	var winners []model.ShardKey
-	for _, sh := range shards {
-		svc := byShard[sh]
+	var (
+		firstShard model.ShardKey
+		first      *model.Service // Kubernetes first (shards.Compare)
+		diags      []model.Diagnostic
+		winners    []*model.Service
+		winShards  []model.ShardKey
+	)
+	for sh, svc := range byShard.All() {
+		if first == nil {
+			firstShard, first = sh, svc
+		}
 		if svc.Provider == first.Provider {
-			winners = append(winners, sh)
+			winners = append(winners, svc)
+			winShards = append(winShards, sh)
 			continue
 		}
 		diags = append(diags, model.Diagnostic{
@@ -279,8 +276,8 @@ func mergeService(byShard map[model.ShardKey]*model.Service) (*model.Service, []
 	}
 	out := first.DeepCopy()
 	accounts := slices.Clone(first.ServiceAccounts)
-	for _, sh := range winners[1:] {
-		svc := byShard[sh]
+	for i, svc := range winners[1:] {
+		sh := winShards[i+1]
 		for c, vips := range svc.Addresses {
 			if out.Addresses == nil {
 				out.Addresses = map[model.ClusterID][]netip.Prefix{}
@@ -303,7 +300,7 @@ func mergeService(byShard map[model.ShardKey]*model.Service) (*model.Service, []
 				Severity: model.Warning, Kind: kindOf(svc), Namespace: svc.Namespace, Name: svc.Name,
 				Cluster: sh.Cluster,
 				Message: fmt.Sprintf("ports %s differ from cluster %s's %s; the merged service uses cluster %s's ports",
-					portList(svc.Ports), shards[0].Cluster, portList(first.Ports), shards[0].Cluster),
+					portList(svc.Ports), firstShard.Cluster, portList(first.Ports), firstShard.Cluster),
 			})
 		}
 	}

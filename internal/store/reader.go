@@ -201,9 +201,9 @@ func (r *Reader) Subscribe(h registry.Handler) (unsubscribe func()) {
 		if set == nil {
 			continue
 		}
-		for _, shard := range sortedShards(set.shards) {
+		for shard, eps := range set.byShard.All() {
 			if visible(svc, shard) {
-				initial = append(initial, registry.EndpointsEvent{Shard: shard, Service: svc.Key(), Endpoints: set.shards[shard], Initial: true})
+				initial = append(initial, registry.EndpointsEvent{Shard: shard, Service: svc.Key(), Endpoints: eps, Initial: true})
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/meshreg/meshreg/internal/shards"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -51,8 +52,8 @@ type Store struct {
 
 // endpointSet is the endpoints of one service.
 type endpointSet struct {
-	// shards holds each shard's sorted list.
-	shards map[model.ShardKey][]*model.Endpoint
+	// byShard holds each shard's sorted list.
+	byShard shards.Map[[]*model.Endpoint]
 	// merged is the sorted union of the visible shards' lists; when one
 	// shard is visible it is that shard's list itself.
 	merged []*model.Endpoint
@@ -152,9 +153,9 @@ func (s *Store) withdraw(key model.ServiceKey, set *endpointSet, prev, cur *mode
 		return
 	}
 	changed := false
-	for _, shard := range sortedShards(set.shards) {
+	for shard, eps := range set.byShard.All() {
 		if visible(prev, shard) && !visible(cur, shard) {
-			s.unindex(key, set.shards[shard])
+			s.unindex(key, eps)
 			s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: key})
 			changed = true
 		}
@@ -171,9 +172,8 @@ func (s *Store) release(key model.ServiceKey, set *endpointSet, prev, cur *model
 		return
 	}
 	changed := false
-	for _, shard := range sortedShards(set.shards) {
+	for shard, eps := range set.byShard.All() {
 		if !visible(prev, shard) && visible(cur, shard) {
-			eps := set.shards[shard]
 			s.index(key, eps)
 			s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: key, Endpoints: eps})
 			changed = true
@@ -206,20 +206,20 @@ func (s *Store) SetShardEndpoints(shard model.ShardKey, key model.ServiceKey, ep
 	set := s.endpoints[key]
 	var prev []*model.Endpoint
 	if set != nil {
-		prev = set.shards[shard]
+		prev, _ = set.byShard.Get(shard)
 	}
 	if model.EndpointsEqual(prev, eps) {
 		return
 	}
 	if set == nil {
-		set = &endpointSet{shards: map[model.ShardKey][]*model.Endpoint{}}
+		set = &endpointSet{}
 		s.endpoints[key] = set
 	}
 	if len(eps) == 0 {
 		eps = nil
-		delete(set.shards, shard)
+		set.byShard.Delete(shard)
 	} else {
-		set.shards[shard] = eps
+		set.byShard.Set(shard, eps)
 	}
 	svc := s.services[key]
 	if visible(svc, shard) {
@@ -228,7 +228,7 @@ func (s *Store) SetShardEndpoints(shard model.ShardKey, key model.ServiceKey, ep
 		set.merged = s.merge(set, svc)
 		s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: key, Endpoints: eps})
 	}
-	if len(set.shards) == 0 {
+	if set.byShard.Len() == 0 {
 		delete(s.endpoints, key)
 	}
 }
@@ -239,7 +239,7 @@ func (s *Store) ClearShard(shard model.ShardKey) {
 	s.mu.RLock()
 	var keys []model.ServiceKey
 	for key, set := range s.endpoints {
-		if _, ok := set.shards[shard]; ok {
+		if set.byShard.Has(shard) {
 			keys = append(keys, key)
 		}
 	}
@@ -259,7 +259,7 @@ func (s *Store) ClearShard(shard model.ShardKey) {
 func (s *Store) merge(set *endpointSet, svc *model.Service) []*model.Endpoint {
 	var out []*model.Endpoint
 	n := 0
-	for shard, eps := range set.shards {
+	for shard, eps := range set.byShard.All() {
 		if visible(svc, shard) {
 			n++
 			out = eps
@@ -269,27 +269,13 @@ func (s *Store) merge(set *endpointSet, svc *model.Service) []*model.Endpoint {
 		return out
 	}
 	out = nil
-	for shard, eps := range set.shards {
+	for shard, eps := range set.byShard.All() {
 		if visible(svc, shard) {
 			out = append(out, eps...)
 		}
 	}
 	slices.SortFunc(out, model.CompareEndpoints)
 	return out
-}
-
-func sortedShards(m map[model.ShardKey][]*model.Endpoint) []model.ShardKey {
-	keys := make([]model.ShardKey, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b model.ShardKey) int {
-		if c := cmp.Compare(a.Provider, b.Provider); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Cluster, b.Cluster)
-	})
-	return keys
 }
 
 // UpsertWorkload adds or replaces a workload instance; nothing is published

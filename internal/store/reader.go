@@ -124,11 +124,11 @@ func (r *Reader) ProxyTargets(namespace string, ips ...netip.Addr) []model.Servi
 	for _, ip := range ips {
 		refs := r.s.byIP[ip]
 		for _, ref := range refs {
-			if namespace != "" && ref.key.Namespace != namespace {
+			if namespace != "" && ref.set.key.Namespace != namespace {
 				continue
 			}
-			if svc == nil || ref.key != key {
-				key, svc = ref.key, r.s.services[ref.key]
+			if svc == nil || ref.set.key != key {
+				key, svc = ref.set.key, r.s.services[ref.set.key]
 			}
 			port, ok := svc.PortByName(ref.ep.ServicePortName)
 			if !ok {

@@ -52,6 +52,8 @@ type Store struct {
 
 // endpointSet is the endpoints of one service.
 type endpointSet struct {
+	// key is the service's key; the IP index points to it.
+	key model.ServiceKey
 	// byShard holds each shard's sorted list.
 	byShard shards.Map[[]*model.Endpoint]
 	// merged is the sorted union of the visible shards' lists; when one
@@ -67,8 +69,11 @@ func visible(svc *model.Service, shard model.ShardKey) bool {
 	return svc != nil && svc.Provider == shard.Provider
 }
 
+// ipRef is an entry of the IP index: an endpoint and the set (so the
+// service) it belongs to. Pointing to the set instead of holding the
+// 32-byte key keeps an entry at 16 bytes.
 type ipRef struct {
-	key model.ServiceKey
+	set *endpointSet
 	ep  *model.Endpoint
 }
 
@@ -155,7 +160,7 @@ func (s *Store) withdraw(key model.ServiceKey, set *endpointSet, prev, cur *mode
 	changed := false
 	for shard, eps := range set.byShard.All() {
 		if visible(prev, shard) && !visible(cur, shard) {
-			s.unindex(key, eps)
+			s.unindex(eps)
 			s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: key})
 			changed = true
 		}
@@ -174,7 +179,7 @@ func (s *Store) release(key model.ServiceKey, set *endpointSet, prev, cur *model
 	changed := false
 	for shard, eps := range set.byShard.All() {
 		if !visible(prev, shard) && visible(cur, shard) {
-			s.index(key, eps)
+			s.index(set, eps)
 			s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: key, Endpoints: eps})
 			changed = true
 		}
@@ -212,7 +217,7 @@ func (s *Store) SetShardEndpoints(shard model.ShardKey, key model.ServiceKey, ep
 		return
 	}
 	if set == nil {
-		set = &endpointSet{}
+		set = &endpointSet{key: key}
 		s.endpoints[key] = set
 	}
 	if len(eps) == 0 {
@@ -223,8 +228,8 @@ func (s *Store) SetShardEndpoints(shard model.ShardKey, key model.ServiceKey, ep
 	}
 	svc := s.services[key]
 	if visible(svc, shard) {
-		s.unindex(key, prev)
-		s.index(key, eps)
+		s.unindex(prev)
+		s.index(set, eps)
 		set.merged = s.merge(set, svc)
 		s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: key, Endpoints: eps})
 	}
@@ -376,15 +381,15 @@ func ComparePrecedence(a, b *model.Service) int {
 	return cmp.Compare(a.Name, b.Name)
 }
 
-func (s *Store) index(key model.ServiceKey, eps []*model.Endpoint) {
+func (s *Store) index(set *endpointSet, eps []*model.Endpoint) {
 	for _, ep := range eps {
 		for _, ip := range ep.Addresses {
-			s.byIP[ip] = append(s.byIP[ip], ipRef{key: key, ep: ep})
+			s.byIP[ip] = append(s.byIP[ip], ipRef{set: set, ep: ep})
 		}
 	}
 }
 
-func (s *Store) unindex(key model.ServiceKey, eps []*model.Endpoint) {
+func (s *Store) unindex(eps []*model.Endpoint) {
 	for _, ep := range eps {
 		for _, ip := range ep.Addresses {
 			refs := slices.DeleteFunc(s.byIP[ip], func(r ipRef) bool { return r.ep == ep })

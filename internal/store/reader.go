@@ -48,10 +48,7 @@ func CompareServices(a, b *model.Service) int {
 func (r *Reader) GetService(hostname model.Hostname) *model.Service {
 	r.s.mu.RLock()
 	defer r.s.mu.RUnlock()
-	if list := r.s.byHost[hostname]; len(list) > 0 {
-		return list[0]
-	}
-	return nil
+	return r.s.byHost[hostname].first
 }
 
 // ServiceByKey returns the service with the key, or nil.
@@ -66,11 +63,8 @@ func (r *Reader) ServiceByKey(key model.ServiceKey) *model.Service {
 func (r *Reader) Endpoints(key model.ServiceKey, q registry.EndpointQuery) []*model.Endpoint {
 	r.s.mu.RLock()
 	defer r.s.mu.RUnlock()
-	if r.s.services[key] == nil {
-		return nil
-	}
 	set := r.s.endpoints[key]
-	if set == nil {
+	if set == nil || set.svc == nil {
 		return nil
 	}
 	if q == (registry.EndpointQuery{}) {
@@ -107,7 +101,7 @@ func (r *Reader) Workloads() []*model.WorkloadInstance {
 func (r *Reader) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
 	r.s.mu.RLock()
 	defer r.s.mu.RUnlock()
-	return r.s.workloadsByIP[ip]
+	return r.s.workloadsByIP.get(ip)
 }
 
 // ProxyTargets returns the service ports served by endpoints with one of
@@ -115,21 +109,14 @@ func (r *Reader) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
 func (r *Reader) ProxyTargets(namespace string, ips ...netip.Addr) []model.ServiceTarget {
 	r.s.mu.RLock()
 	defer r.s.mu.RUnlock()
-	var (
-		out []model.ServiceTarget
-		// An endpoint per port shares a key: look the service up once.
-		key model.ServiceKey
-		svc *model.Service
-	)
+	var out []model.ServiceTarget
 	for _, ip := range ips {
-		refs := r.s.byIP[ip]
+		refs := r.s.byIP.get(ip)
 		for _, ref := range refs {
 			if namespace != "" && ref.set.key.Namespace != namespace {
 				continue
 			}
-			if svc == nil || ref.set.key != key {
-				key, svc = ref.set.key, r.s.services[ref.set.key]
-			}
+			svc := ref.set.svc // indexed endpoints belong to present services
 			port, ok := svc.PortByName(ref.ep.ServicePortName)
 			if !ok {
 				continue

@@ -2,7 +2,6 @@ package store
 
 import (
 	"cmp"
-	"net/netip"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -23,17 +22,17 @@ type Store struct {
 	mu sync.RWMutex
 	// services by key, and by hostname in precedence order.
 	services map[model.ServiceKey]*model.Service
-	byHost   map[model.Hostname][]*model.Service
+	byHost   map[model.Hostname]hostServices
 	// endpoints by service key and shard, including those of services
 	// not (yet) present: they are kept, but neither indexed nor
 	// published, until the service arrives, so the state never depends
 	// on which came first. See visible.
 	endpoints map[model.ServiceKey]*endpointSet
 	// byIP indexes the endpoints of present services by each address.
-	byIP map[netip.Addr][]ipRef
+	byIP ipMap[[]ipRef]
 	// workloads by key and by address.
 	workloads     map[model.WorkloadKey]*model.WorkloadInstance
-	workloadsByIP map[netip.Addr][]*model.WorkloadInstance
+	workloadsByIP ipMap[[]*model.WorkloadInstance]
 	// diags by owner (an opaque key of the writer's choosing).
 	diags map[string][]model.Diagnostic
 
@@ -52,8 +51,10 @@ type Store struct {
 
 // endpointSet is the endpoints of one service.
 type endpointSet struct {
-	// key is the service's key; the IP index points to it.
+	// key is the service's key, and svc the service while it is present
+	// (s.services[key]): the IP index reaches both through the set.
 	key model.ServiceKey
+	svc *model.Service
 	// byShard holds each shard's sorted list.
 	byShard shards.Map[[]*model.Endpoint]
 	// merged is the sorted union of the visible shards' lists; when one
@@ -82,11 +83,11 @@ func New(shard model.ShardKey) *Store {
 	return &Store{
 		shard:         shard,
 		services:      map[model.ServiceKey]*model.Service{},
-		byHost:        map[model.Hostname][]*model.Service{},
+		byHost:        map[model.Hostname]hostServices{},
 		endpoints:     map[model.ServiceKey]*endpointSet{},
-		byIP:          map[netip.Addr][]ipRef{},
+		byIP:          newIPMap[[]ipRef](),
 		workloads:     map[model.WorkloadKey]*model.WorkloadInstance{},
-		workloadsByIP: map[netip.Addr][]*model.WorkloadInstance{},
+		workloadsByIP: newIPMap[[]*model.WorkloadInstance](),
 		diags:         map[string][]model.Diagnostic{},
 	}
 }
@@ -122,13 +123,16 @@ func (s *Store) UpsertService(svc *model.Service) {
 	// holds endpoints of a service it does not know.
 	s.withdraw(key, set, prev, svc)
 	s.services[key] = svc
+	if set != nil {
+		set.svc = svc
+	}
 	s.setByHost(key.Hostname, prev, svc)
 	s.servicesView.Store(nil)
 	if prev == nil {
 		s.notifier.Notify(registry.ServiceEvent{Type: model.EventAdd, Current: svc})
 	} else {
-		// Indexed endpoints point at the service by key, so they need no
-		// update when the service changes.
+		// Indexed endpoints reach the service through their set, so they
+		// need no update when the service changes.
 		s.notifier.Notify(registry.ServiceEvent{Type: model.EventUpdate, Previous: prev, Current: svc})
 	}
 	s.release(key, set, prev, svc)
@@ -144,8 +148,12 @@ func (s *Store) DeleteService(key model.ServiceKey) {
 	if prev == nil {
 		return
 	}
-	s.withdraw(key, s.endpoints[key], prev, nil)
+	set := s.endpoints[key]
+	s.withdraw(key, set, prev, nil)
 	delete(s.services, key)
+	if set != nil {
+		set.svc = nil
+	}
 	s.setByHost(key.Hostname, prev, nil)
 	s.servicesView.Store(nil)
 	s.notifier.Notify(registry.ServiceEvent{Type: model.EventDelete, Previous: prev})
@@ -217,7 +225,7 @@ func (s *Store) SetShardEndpoints(shard model.ShardKey, key model.ServiceKey, ep
 		return
 	}
 	if set == nil {
-		set = &endpointSet{key: key}
+		set = &endpointSet{key: key, svc: s.services[key]}
 		s.endpoints[key] = set
 	}
 	if len(eps) == 0 {
@@ -298,7 +306,7 @@ func (s *Store) UpsertWorkload(w *model.WorkloadInstance) {
 		s.unindexWorkload(prev)
 	}
 	for _, ip := range w.Endpoint.Addresses {
-		s.workloadsByIP[ip] = insertSorted(s.workloadsByIP[ip], w)
+		s.workloadsByIP.set(ip, insertSorted(s.workloadsByIP.get(ip), w))
 	}
 	s.workloadsView.Store(nil)
 	if prev == nil {
@@ -346,7 +354,7 @@ func (s *Store) SetDiagnostics(owner string, ds []model.Diagnostic) {
 // setByHost replaces prev with cur (either may be nil) in the hostname
 // index, keeping precedence order.
 func (s *Store) setByHost(host model.Hostname, prev, cur *model.Service) {
-	list := s.byHost[host]
+	list := s.byHost[host].all
 	if prev != nil {
 		list = slices.DeleteFunc(slices.Clone(list), func(x *model.Service) bool { return x == prev })
 	}
@@ -357,8 +365,16 @@ func (s *Store) setByHost(host model.Hostname, prev, cur *model.Service) {
 	if len(list) == 0 {
 		delete(s.byHost, host)
 	} else {
-		s.byHost[host] = list
+		s.byHost[host] = hostServices{first: list[0], all: list}
 	}
+}
+
+// hostServices are the services of a hostname in precedence order; first
+// is all[0], kept in the map's value so that GetService reads no more
+// memory than the map entry.
+type hostServices struct {
+	first *model.Service
+	all   []*model.Service
 }
 
 // ComparePrecedence orders services that share a hostname: Kubernetes
@@ -384,7 +400,7 @@ func ComparePrecedence(a, b *model.Service) int {
 func (s *Store) index(set *endpointSet, eps []*model.Endpoint) {
 	for _, ep := range eps {
 		for _, ip := range ep.Addresses {
-			s.byIP[ip] = append(s.byIP[ip], ipRef{set: set, ep: ep})
+			s.byIP.set(ip, append(s.byIP.get(ip), ipRef{set: set, ep: ep}))
 		}
 	}
 }
@@ -392,11 +408,11 @@ func (s *Store) index(set *endpointSet, eps []*model.Endpoint) {
 func (s *Store) unindex(eps []*model.Endpoint) {
 	for _, ep := range eps {
 		for _, ip := range ep.Addresses {
-			refs := slices.DeleteFunc(s.byIP[ip], func(r ipRef) bool { return r.ep == ep })
+			refs := slices.DeleteFunc(s.byIP.get(ip), func(r ipRef) bool { return r.ep == ep })
 			if len(refs) == 0 {
-				delete(s.byIP, ip)
+				s.byIP.delete(ip)
 			} else {
-				s.byIP[ip] = refs
+				s.byIP.set(ip, refs)
 			}
 		}
 	}
@@ -404,11 +420,11 @@ func (s *Store) unindex(eps []*model.Endpoint) {
 
 func (s *Store) unindexWorkload(w *model.WorkloadInstance) {
 	for _, ip := range w.Endpoint.Addresses {
-		list := slices.DeleteFunc(slices.Clone(s.workloadsByIP[ip]), func(x *model.WorkloadInstance) bool { return x == w })
+		list := slices.DeleteFunc(slices.Clone(s.workloadsByIP.get(ip)), func(x *model.WorkloadInstance) bool { return x == w })
 		if len(list) == 0 {
-			delete(s.workloadsByIP, ip)
+			s.workloadsByIP.delete(ip)
 		} else {
-			s.workloadsByIP[ip] = list
+			s.workloadsByIP.set(ip, list)
 		}
 	}
 }

@@ -82,7 +82,13 @@ func mergeSlices(in []*sliceInfo, cluster model.ClusterID) ([]sliceEndpoint, []m
 	}
 	sorted := slices.Clone(in)
 	slices.SortFunc(sorted, compareSliceAge)
-	claims := map[netip.Addr]addressClaim{}
+	n := 0
+	for _, s := range sorted {
+		for i := range s.endpoints {
+			n += len(s.endpoints[i].addrs)
+		}
+	}
+	claims := make(map[netip.Addr]addressClaim, n)
 	for age, s := range sorted {
 		switch s.addressType {
 		case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6:
@@ -104,33 +110,37 @@ func mergeSlices(in []*sliceInfo, cluster model.ClusterID) ([]sliceEndpoint, []m
 		}
 	}
 
-	// Group the winning claims by workload.
+	// Group the winning claims by workload. Groups are values in one
+	// array, found by index: a service's merge allocates a few arrays,
+	// not an object per endpoint.
 	type group struct {
-		v4, v6     netip.Addr
-		c4, c6     addressClaim
-		pod        types.NamespacedName
-		standalone bool
+		v4, v6 netip.Addr
+		c4, c6 addressClaim
 	}
-	byPod := map[types.NamespacedName]*group{}
-	var groups []*group
 	addrs := make([]netip.Addr, 0, len(claims))
 	for a := range claims {
 		addrs = append(addrs, a)
 	}
 	slices.SortFunc(addrs, netip.Addr.Compare)
+	groups := make([]group, 0, len(addrs))
+	pods := make([]types.NamespacedName, 0, len(addrs))
+	byPod := make(map[types.NamespacedName]int, len(addrs))
 	for _, a := range addrs {
 		c := claims[a]
-		var g *group
+		gi := -1
 		if key := c.ep.pod; key.Name != "" {
-			if g = byPod[key]; g == nil {
-				g = &group{pod: key}
-				byPod[key] = g
-				groups = append(groups, g)
+			if i, ok := byPod[key]; ok {
+				gi = i
+			} else {
+				byPod[key] = len(groups)
 			}
-		} else {
-			g = &group{standalone: true}
-			groups = append(groups, g)
 		}
+		if gi < 0 {
+			gi = len(groups)
+			groups = append(groups, group{})
+			pods = append(pods, c.ep.pod)
+		}
+		g := &groups[gi]
 		// Addresses arrive in ascending order, so on an age tie the
 		// lowest address is kept.
 		if a.Is4() {
@@ -142,18 +152,25 @@ func mergeSlices(in []*sliceInfo, cluster model.ClusterID) ([]sliceEndpoint, []m
 		}
 	}
 
+	// The results' addresses share one array: they are read while the
+	// service's endpoints are computed and never kept (sliceEndpoints
+	// copies them or takes the pod's).
+	backing := make([]netip.Addr, 0, 2*len(groups))
 	out := make([]sliceEndpoint, 0, len(groups))
-	for _, g := range groups {
+	for gi := range groups {
+		g := &groups[gi]
 		var se sliceEndpoint
 		primary := g.c6
+		start := len(backing)
 		if g.v4.IsValid() {
 			primary = g.c4
-			se.addresses = append(se.addresses, g.v4)
+			backing = append(backing, g.v4)
 		}
 		if g.v6.IsValid() {
-			se.addresses = append(se.addresses, g.v6)
+			backing = append(backing, g.v6)
 		}
-		se.pod = g.pod
+		se.addresses = backing[start:len(backing):len(backing)]
+		se.pod = pods[gi]
 		se.nodeName = primary.ep.nodeName
 		se.conditions = primary.ep.conditions
 		se.ports = primary.slice.ports
@@ -189,24 +206,59 @@ func publishNotReadyHealth(conditions) model.HealthStatus {
 	return model.Healthy
 }
 
-// sliceEndpoints expands one sliceEndpoint into the endpoints of a
-// service, one per service port the slice serves (a slice port of the
-// same name), sharing meta's labels. meta carries the workload's metadata;
-// its addresses, ports and health are replaced.
-func sliceEndpoints(svc *model.Service, se *sliceEndpoint, meta *model.Endpoint, health model.HealthStatus) []*model.Endpoint {
-	var out []*model.Endpoint
+// appendSliceEndpoints appends to eps the endpoints of one sliceEndpoint,
+// one per service port the slice serves (a slice port of the same name),
+// sharing meta's labels. meta carries the workload's metadata; its ports
+// and health are replaced, and its addresses too unless they are the
+// slice endpoint's (the usual case: meta's are then the pod's, kept
+// immutable). An endpoint equal to one of prev, the service's current
+// list, is taken from prev (see reuseEndpoint).
+func appendSliceEndpoints(eps []*model.Endpoint, svc *model.Service, se *sliceEndpoint, meta *model.Endpoint, health model.HealthStatus, prev []*model.Endpoint) []*model.Endpoint {
+	var addrs []netip.Addr // se.addresses in an array of their own, once needed
 	for _, p := range svc.Ports {
 		num, ok := se.ports[p.Name]
 		if !ok {
 			continue
 		}
 		ep := *meta
-		ep.Addresses = se.addresses
+		if !slices.Equal(meta.Addresses, se.addresses) {
+			// se.addresses share an array with the other results of the
+			// merge: compare with them, keep a copy.
+			ep.Addresses = se.addresses
+		}
 		ep.Hostname = ""
 		ep.Port = num
 		ep.ServicePortName = p.Name
 		ep.Health = health
-		out = append(out, &ep)
+		if old := reuseEndpoint(prev, &ep); old != nil {
+			eps = append(eps, old)
+			continue
+		}
+		if !slices.Equal(meta.Addresses, se.addresses) {
+			if addrs == nil {
+				addrs = slices.Clone(se.addresses)
+			}
+			ep.Addresses = addrs
+		}
+		eps = append(eps, &ep)
 	}
-	return out
+	return eps
+}
+
+// reuseEndpoint returns the endpoint of prev (sorted by
+// model.CompareEndpoints) equal to ep, or nil. Reusing the published
+// value for an endpoint that did not change keeps its identity across
+// recomputations: nothing new is allocated for it, and the store
+// re-indexes only the endpoints whose pointers changed.
+func reuseEndpoint(prev []*model.Endpoint, ep *model.Endpoint) *model.Endpoint {
+	if len(prev) == 0 {
+		return nil
+	}
+	i, found := slices.BinarySearchFunc(prev, ep, model.CompareEndpoints)
+	for ; found && i < len(prev) && model.CompareEndpoints(prev[i], ep) == 0; i++ {
+		if prev[i].Equals(ep) {
+			return prev[i]
+		}
+	}
+	return nil
 }

@@ -164,9 +164,31 @@ func TestSliceEndpoints(t *testing.T) {
 	svc := &model.Service{Ports: []model.Port{{Name: "http", Port: 80}, {Name: "grpc", Port: 90}}}
 	se := &sliceEndpoint{addresses: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, ports: map[string]uint32{"http": 8080, "other": 1}}
 	meta := &model.Endpoint{Cluster: "c1", Labels: map[string]string{"a": "b"}}
-	got := sliceEndpoints(svc, se, meta, model.Draining)
+	got := appendSliceEndpoints(nil, svc, se, meta, model.Draining, nil)
 	if len(got) != 1 || got[0].Port != 8080 || got[0].ServicePortName != "http" || got[0].Health != model.Draining || got[0].Cluster != "c1" {
-		t.Errorf("sliceEndpoints = %+v", got)
+		t.Errorf("appendSliceEndpoints = %+v", got)
+	}
+	if !slices.Equal(got[0].Addresses, se.addresses) || &got[0].Addresses[0] == &se.addresses[0] {
+		t.Errorf("addresses %v: want a copy of the merge's %v", got[0].Addresses, se.addresses)
+	}
+
+	// An equal endpoint in the previous list is reused; a changed one is
+	// not.
+	again := appendSliceEndpoints(nil, svc, se, meta, model.Draining, got)
+	if len(again) != 1 || again[0] != got[0] {
+		t.Errorf("unchanged endpoint not reused: %p vs %p", again[0], got[0])
+	}
+	changed := appendSliceEndpoints(nil, svc, se, meta, model.Healthy, got)
+	if len(changed) != 1 || changed[0] == got[0] || changed[0].Health != model.Healthy {
+		t.Errorf("changed endpoint reused: %+v", changed[0])
+	}
+
+	// With the pod's addresses in meta, those are kept.
+	podAddrs := []netip.Addr{netip.MustParseAddr("10.0.0.1")}
+	meta.Addresses = podAddrs
+	own := appendSliceEndpoints(nil, svc, se, meta, model.Draining, nil)
+	if &own[0].Addresses[0] != &podAddrs[0] {
+		t.Error("the pod's addresses were copied")
 	}
 }
 

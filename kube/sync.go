@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
 )
 
 // flushLocked converts everything dirty and writes the results to the
@@ -151,21 +152,20 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 	if svc.Resolution == model.Alias {
 		return nil, nil, nil // ExternalName services have no endpoints
 	}
-	var (
-		eps  []*model.Endpoint
-		deps []dep
-	)
 	ses, diags := mergeSlices(slices.Collect(maps.Values(c.objs.slices[key])), c.opts.ClusterID)
 	health := endpointHealth
 	if svc.PublishNotReadyAddresses {
 		health = publishNotReadyHealth
 	}
-	taken := map[netip.Addr]bool{}
+	var (
+		eps  = make([]*model.Endpoint, 0, len(ses)*len(svc.Ports))
+		deps = make([]dep, 0, 2*len(ses))
+		// prev is the service's current list: unchanged endpoints are
+		// taken from it (reuseEndpoint).
+		prev = c.Reader.Endpoints(svc.Key(), registry.EndpointQuery{})
+	)
 	for i := range ses {
 		se := &ses[i]
-		for _, a := range se.addresses {
-			taken[a] = true
-		}
 		var pod *podInfo
 		if se.hasPod() {
 			deps = append(deps, dep{kind: depPod, name: se.pod})
@@ -191,15 +191,29 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: se.nodeName}})
 			meta = anonymousEndpoint(se.addresses, se.nodeName, c.podEnv(se.nodeName))
 		}
-		eps = append(eps, sliceEndpoints(svc, se, &meta, health(se.conditions))...)
+		eps = appendSliceEndpoints(eps, svc, se, &meta, health(se.conditions), prev)
 	}
-	entries := c.objs.entries[key.Namespace]
-	for _, name := range slices.Sorted(maps.Keys(entries)) {
-		we := entries[name]
-		if !workloadEntrySelected(svc, we) || !workloadEntryReachable(we, c.opts.ClusterID, c.net.cluster) || slices.ContainsFunc(we.Endpoint.Addresses, func(a netip.Addr) bool { return taken[a] }) {
-			continue
+	if entries := c.objs.entries[key.Namespace]; len(entries) > 0 {
+		// A WorkloadEntry whose address a slice lists (even a withheld
+		// endpoint's) is left out.
+		taken := map[netip.Addr]bool{}
+		for i := range ses {
+			for _, a := range ses[i].addresses {
+				taken[a] = true
+			}
 		}
-		eps = append(eps, workloadEntryEndpoints(svc, we, c.opts.ClusterID)...)
+		for _, name := range slices.Sorted(maps.Keys(entries)) {
+			we := entries[name]
+			if !workloadEntrySelected(svc, we) || !workloadEntryReachable(we, c.opts.ClusterID, c.net.cluster) || slices.ContainsFunc(we.Endpoint.Addresses, func(a netip.Addr) bool { return taken[a] }) {
+				continue
+			}
+			for _, ep := range workloadEntryEndpoints(svc, we, c.opts.ClusterID) {
+				if old := reuseEndpoint(prev, ep); old != nil {
+					ep = old
+				}
+				eps = append(eps, ep)
+			}
+		}
 	}
 	// Kept for the life of the service: sorted and without repeats (the
 	// pods of a service share nodes), in a right-sized copy.

@@ -102,8 +102,11 @@ func (e *Endpoint) Key() EndpointKey {
 // Equals reports whether e and o are the same endpoint in every field. Nil
 // equals only nil.
 func (e *Endpoint) Equals(o *Endpoint) bool {
+	if e == o {
+		return true // also nil and nil; values are immutable once shared
+	}
 	if e == nil || o == nil {
-		return e == o
+		return false
 	}
 	return slices.Equal(e.Addresses, o.Addresses) &&
 		e.Hostname == o.Hostname &&

@@ -121,8 +121,11 @@ func (s *Service) PortByNumber(n uint32) (Port, bool) {
 // Equals reports whether s and o describe the same service. Nil equals
 // only nil. Nil and empty slices and maps are equal.
 func (s *Service) Equals(o *Service) bool {
+	if s == o {
+		return true // also nil and nil; values are immutable once shared
+	}
 	if s == nil || o == nil {
-		return s == o
+		return false
 	}
 	return s.Hostname == o.Hostname &&
 		s.Namespace == o.Namespace &&

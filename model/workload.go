@@ -45,8 +45,11 @@ func (w *WorkloadInstance) Addresses() []netip.Addr { return w.Endpoint.Addresse
 // Equals reports whether w and o are equal in every field. Nil equals only
 // nil.
 func (w *WorkloadInstance) Equals(o *WorkloadInstance) bool {
+	if w == o {
+		return true // also nil and nil; values are immutable once shared
+	}
 	if w == nil || o == nil {
-		return w == o
+		return false
 	}
 	return w.Kind == o.Kind && w.Namespace == o.Namespace && w.Name == o.Name &&
 		w.Endpoint.Equals(&o.Endpoint) && maps.Equal(w.PortMap, o.PortMap)
@@ -73,8 +76,11 @@ type ServiceInstance struct {
 // Equals reports whether i and o are equal in every field. Nil equals only
 // nil.
 func (i *ServiceInstance) Equals(o *ServiceInstance) bool {
+	if i == o {
+		return true // also nil and nil; values are immutable once shared
+	}
 	if i == nil || o == nil {
-		return i == o
+		return false
 	}
 	return i.Service.Equals(o.Service) && i.ServicePort == o.ServicePort && i.Endpoint.Equals(o.Endpoint)
 }

@@ -236,8 +236,7 @@ func (s *Store) SetShardEndpoints(shard model.ShardKey, key model.ServiceKey, ep
 	}
 	svc := s.services[key]
 	if visible(svc, shard) {
-		s.unindex(prev)
-		s.index(set, eps)
+		s.reindex(set, prev, eps)
 		set.merged = s.merge(set, svc)
 		s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: key, Endpoints: eps})
 	}
@@ -401,6 +400,57 @@ func (s *Store) index(set *endpointSet, eps []*model.Endpoint) {
 	for _, ep := range eps {
 		for _, ip := range ep.Addresses {
 			s.byIP.set(ip, append(s.byIP.get(ip), ipRef{set: set, ep: ep}))
+		}
+	}
+}
+
+// reindex moves the IP index from a shard's previous list to its new one,
+// both sorted by model.CompareEndpoints. An endpoint in both lists (the
+// same pointer: registries pass unchanged endpoints on as they were) keeps
+// its entries, so a change re-indexes only what changed. Endpoints that
+// compare equal without being the same are handled as a group, in
+// whatever order each list holds them.
+func (s *Store) reindex(set *endpointSet, prev, eps []*model.Endpoint) {
+	for len(prev) > 0 || len(eps) > 0 {
+		c := 0
+		switch {
+		case len(prev) == 0:
+			c = 1
+		case len(eps) == 0:
+			c = -1
+		case prev[0] == eps[0]:
+			prev, eps = prev[1:], eps[1:]
+			continue
+		default:
+			c = model.CompareEndpoints(prev[0], eps[0])
+		}
+		switch {
+		case c < 0:
+			s.unindex(prev[:1])
+			prev = prev[1:]
+		case c > 0:
+			s.index(set, eps[:1])
+			eps = eps[1:]
+		default:
+			i := 1
+			for i < len(prev) && model.CompareEndpoints(prev[i], prev[0]) == 0 {
+				i++
+			}
+			j := 1
+			for j < len(eps) && model.CompareEndpoints(eps[j], eps[0]) == 0 {
+				j++
+			}
+			for _, ep := range prev[:i] {
+				if !slices.Contains(eps[:j], ep) {
+					s.unindex([]*model.Endpoint{ep})
+				}
+			}
+			for _, ep := range eps[:j] {
+				if !slices.Contains(prev[:i], ep) {
+					s.index(set, []*model.Endpoint{ep})
+				}
+			}
+			prev, eps = prev[i:], eps[j:]
 		}
 	}
 }

@@ -1,0 +1,103 @@
+package store
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/netip"
+	"slices"
+	"testing"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// TestReindexMatchesFreshIndex replaces a service's endpoints many times
+// with lists that reuse earlier endpoint values, hold new ones, and hold
+// endpoints that compare equal (same port and address, other fields
+// differing), and checks after each step that the IP index holds exactly
+// what a store given only the current list holds: the incremental
+// re-indexing, which skips endpoints kept by pointer, loses and
+// duplicates nothing.
+func TestReindexMatchesFreshIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 9))
+	shard := model.ShardKey{Provider: model.Kubernetes, Cluster: "c1"}
+	svc := &model.Service{Hostname: "a.ns.svc.cluster.local", Namespace: "ns", Name: "a", Provider: model.Kubernetes,
+		Ports: []model.Port{{Name: "http", Port: 80, Protocol: model.HTTP}, {Name: "grpc", Port: 90, Protocol: model.GRPC}}}
+	ips := make([]netip.Addr, 5)
+	for i := range ips {
+		ips[i] = netip.AddrFrom4([4]byte{10, 0, 0, byte(i + 1)})
+	}
+	ips = append(ips, netip.MustParseAddr("fd00::1"))
+	var pool []*model.Endpoint
+	mk := func() *model.Endpoint {
+		ep := &model.Endpoint{
+			Addresses:       []netip.Addr{ips[r.IntN(len(ips))]},
+			Port:            uint32(8080 + r.IntN(2)),
+			ServicePortName: []string{"http", "grpc"}[r.IntN(2)],
+			Cluster:         "c1",
+			NodeName:        fmt.Sprint("n", r.IntN(3)), // equal keys, different values
+		}
+		pool = append(pool, ep)
+		return ep
+	}
+	// snapshot lists each IP's index entries as endpoint identities.
+	snapshot := func(s *Store, ids map[*model.Endpoint]int) map[netip.Addr][]int {
+		out := map[netip.Addr][]int{}
+		for _, ip := range ips {
+			for _, ref := range s.byIP.get(ip) {
+				if ref.set.key != svc.Key() {
+					t.Fatalf("entry of %v points to set %v", ip, ref.set.key)
+				}
+				out[ip] = append(out[ip], ids[ref.ep])
+			}
+			slices.Sort(out[ip])
+		}
+		return out
+	}
+
+	st := New(shard)
+	st.UpsertService(svc)
+	for step := range 1000 {
+		var list []*model.Endpoint
+		for range r.IntN(8) {
+			if len(pool) > 0 && r.IntN(2) == 0 {
+				list = append(list, pool[r.IntN(len(pool))]) // a value published before
+			} else {
+				list = append(list, mk())
+			}
+		}
+		slices.SortFunc(list, func(a, b *model.Endpoint) int { return cmp.Compare(fmt.Sprintf("%p", a), fmt.Sprintf("%p", b)) })
+		list = slices.Compact(list) // each value at most once
+		r.Shuffle(len(list), func(i, j int) { list[i], list[j] = list[j], list[i] })
+		st.SetEndpoints(svc.Key(), slices.Clone(list))
+
+		// The store keeps its list when an equal one comes in, so the
+		// reference is the list it holds.
+		var held []*model.Endpoint
+		if set := st.endpoints[svc.Key()]; set != nil {
+			held, _ = set.byShard.Get(shard)
+		}
+		if !model.EndpointsEqual(sorted(held), sorted(list)) {
+			t.Fatalf("step %d: store holds %v, want %v", step, held, list)
+		}
+		fresh := New(shard)
+		fresh.UpsertService(svc)
+		fresh.SetEndpoints(svc.Key(), slices.Clone(held))
+		ids := map[*model.Endpoint]int{}
+		for i, ep := range pool {
+			ids[ep] = i
+		}
+		if got, want := snapshot(st, ids), snapshot(fresh, ids); !maps.EqualFunc(got, want, slices.Equal[[]int]) {
+			t.Fatalf("step %d: index %v, want %v", step, got, want)
+		}
+	}
+}
+
+func sorted(eps []*model.Endpoint) []*model.Endpoint {
+	out := slices.Clone(eps)
+	slices.SortStableFunc(out, func(a, b *model.Endpoint) int {
+		return cmp.Or(model.CompareEndpoints(a, b), cmp.Compare(a.NodeName, b.NodeName))
+	})
+	return out
+}

@@ -48,7 +48,7 @@ type Controller struct {
 	regs    []cache.ResourceEventHandlerRegistration
 	started atomic.Bool
 
-	// mu guards objs, dirty, primed, net, podMeta and portMaps.
+	// mu guards objs, dirty, primed, net, podMeta, portMaps and svcMemo.
 	mu   sync.Mutex
 	objs *objects
 	// dirty holds what must be converted again at the next flush.
@@ -63,6 +63,9 @@ type Controller struct {
 	// podMeta memoizes each pod's workload; see Controller.podWorkload.
 	podMeta  map[types.NamespacedName]podMetaEntry
 	portMaps portMaps
+	// svcMemo memoizes each service's conversion; see
+	// Controller.convertService.
+	svcMemo map[types.NamespacedName]svcMemoEntry
 }
 
 var _ registry.Registry = (*Controller)(nil)
@@ -91,6 +94,7 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 		nsSel:   sel,
 		objs:    newObjects(),
 		podMeta: map[types.NamespacedName]podMetaEntry{},
+		svcMemo: map[types.NamespacedName]svcMemoEntry{},
 		dirty:   newDirtySet(),
 		net:     networkEnv{cluster: opts.Network, ranges: newNetworkRanges(opts.NetworkCIDRs)},
 	}

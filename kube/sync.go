@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/meshreg/meshreg/model"
@@ -107,6 +108,7 @@ func (c *Controller) syncService(key types.NamespacedName) {
 	owner := serviceOwner(key)
 	obj := c.objs.services[key]
 	if obj == nil || !c.namespaceSelected(key.Namespace) {
+		delete(c.svcMemo, key)
 		c.objs.setDeps(key, nil)
 		c.store.DeleteService(skey)
 		c.store.SetEndpoints(skey, nil)
@@ -117,12 +119,35 @@ func (c *Controller) syncService(key types.NamespacedName) {
 		c.store.SetDiagnostics(owner, diags)
 		return
 	}
-	svc, diags := convertService(obj, serviceConfig{cluster: c.opts.ClusterID, domainSuffix: c.opts.DomainSuffix, trustDomain: c.opts.TrustDomain})
+	svc, diags := c.convertService(key, obj)
 	eps, epDiags, deps := c.serviceEndpoints(key, svc)
 	c.objs.setDeps(key, deps)
 	c.store.UpsertService(svc)
 	c.store.SetEndpoints(skey, eps)
 	c.store.SetDiagnostics(owner, append(diags, epDiags...))
+}
+
+// convertService returns convertService(obj) for the controller's
+// configuration, computed once per Service object: a service's endpoints
+// change far more often than the service, and a conversion is a dozen
+// allocations. The result depends on the object alone (the configuration
+// is fixed), so an entry is reused for the same object; it goes with the
+// service. c.mu must be held.
+func (c *Controller) convertService(key types.NamespacedName, obj *corev1.Service) (*model.Service, []model.Diagnostic) {
+	if e, ok := c.svcMemo[key]; ok && e.obj == obj {
+		return e.svc, e.diags
+	}
+	svc, diags := convertService(obj, serviceConfig{cluster: c.opts.ClusterID, domainSuffix: c.opts.DomainSuffix, trustDomain: c.opts.TrustDomain})
+	diags = slices.Clip(diags) // callers append to it
+	c.svcMemo[key] = svcMemoEntry{obj: obj, svc: svc, diags: diags}
+	return svc, diags
+}
+
+// svcMemoEntry is a Service object's conversion.
+type svcMemoEntry struct {
+	obj   *corev1.Service
+	svc   *model.Service
+	diags []model.Diagnostic
 }
 
 // orphanSliceDiagnostics reports the slices of a service that does not

@@ -28,6 +28,11 @@ const (
 	QEndpointsMiss   = "Endpoints miss"
 	QProxyTargets    = "ProxyTargets"
 	QProxyTargetsMis = "ProxyTargets miss"
+	// QProxyTargetsMisSlice passes the IPs as a slice the caller holds
+	// (as a proxy's address list is), where the plain miss passes one IP
+	// as a variadic argument: through an interface call Go allocates
+	// that argument's array at the call site.
+	QProxyTargetsMisSlice = "ProxyTargets miss, IPs as a slice"
 )
 
 // runQueries measures the queries over d, cycling over the scenario's
@@ -109,6 +114,15 @@ func runQueries(d registry.Discovery, sc *Scenario) []QueryResult {
 		b.ReportAllocs()
 		for b.Loop() {
 			if len(d.ProxyTargets("", missIP)) != 0 {
+				b.Fatal("unexpected targets")
+			}
+		}
+	})
+	missIPs := []netip.Addr{missIP}
+	add(QProxyTargetsMisSlice, 0, func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if len(d.ProxyTargets("", missIPs...)) != 0 {
 				b.Fatal("unexpected targets")
 			}
 		}

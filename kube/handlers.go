@@ -91,7 +91,7 @@ func (c *Controller) onNode(key types.NamespacedName, node *corev1.Node) {
 	} else {
 		c.objs.nodes[name] = node
 	}
-	for pod := range c.objs.podsByNode[name] {
+	for _, pod := range c.objs.podsByNode[name] {
 		c.dirty.pods[pod] = struct{}{}
 	}
 	c.markDependents(dep{kind: depNode, name: types.NamespacedName{Name: name}})

@@ -26,7 +26,7 @@ type objects struct {
 	// podsByIP indexes live pods (not terminal) by each of their IPs;
 	// several pods may briefly claim one IP while it is reused.
 	podsByIP   map[netip.Addr]list[types.NamespacedName]
-	podsByNode map[string]set[types.NamespacedName]
+	podsByNode map[string]list[types.NamespacedName]
 	nodes      map[string]*corev1.Node
 	namespaces map[string]*corev1.Namespace
 	// servicesByNS lists service names per namespace, for WorkloadEntry
@@ -68,8 +68,10 @@ func removeFrom[K, V comparable](m map[K]set[V], k K, v V) {
 
 // list is a small set kept as a slice, for the index entries that hold
 // one value or a few (the pods of an IP, the services computed from a
-// pod): a map per entry costs several times the memory and allocations.
-// Order carries no meaning.
+// pod) or a bounded number (the pods of a node: the kubelet's maxPods,
+// 110 by default): a map per entry costs several times the memory and
+// allocations, and adding is linear in the entry's size. Order carries
+// no meaning.
 type list[V comparable] []V
 
 func addToList[K, V comparable](m map[K]list[V], k K, v V) {
@@ -126,7 +128,7 @@ func newObjects() *objects {
 		sliceOwner:   map[types.NamespacedName]types.NamespacedName{},
 		pods:         map[types.NamespacedName]*podInfo{},
 		podsByIP:     map[netip.Addr]list[types.NamespacedName]{},
-		podsByNode:   map[string]set[types.NamespacedName]{},
+		podsByNode:   map[string]list[types.NamespacedName]{},
 		nodes:        map[string]*corev1.Node{},
 		namespaces:   map[string]*corev1.Namespace{},
 		servicesByNS: map[string]set[string]{},
@@ -166,7 +168,7 @@ func (o *objects) setPod(key types.NamespacedName, pod *podInfo) (old *podInfo) 
 		for _, a := range old.addrs {
 			removeFromList(o.podsByIP, a, key)
 		}
-		removeFrom(o.podsByNode, old.nodeName, key)
+		removeFromList(o.podsByNode, old.nodeName, key)
 	}
 	if pod == nil {
 		delete(o.pods, key)
@@ -178,7 +180,7 @@ func (o *objects) setPod(key types.NamespacedName, pod *podInfo) (old *podInfo) 
 			addToList(o.podsByIP, a, key)
 		}
 	}
-	addTo(o.podsByNode, pod.nodeName, key)
+	addToList(o.podsByNode, pod.nodeName, key)
 	return old
 }
 

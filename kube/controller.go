@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -145,7 +147,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	for i, r := range c.regs {
 		synced[i] = r.HasSynced
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !waitSynced(ctx, synced) {
 		return nil // ctx ended first
 	}
 	c.mu.Lock()
@@ -217,5 +219,27 @@ func handle[T interface {
 		AddFunc:    func(obj any) { apply(obj, false) },
 		UpdateFunc: func(_, obj any) { apply(obj, false) },
 		DeleteFunc: func(obj any) { apply(obj, true) },
+	}
+}
+
+// syncPoll is how often Run checks whether the informers have delivered
+// their lists. client-go's WaitForCacheSync checks every 100ms, which
+// would add up to a tenth of a second to every start.
+const syncPoll = 5 * time.Millisecond
+
+// waitSynced waits until every informer registration has synced, or ctx
+// ends (false).
+func waitSynced(ctx context.Context, synced []cache.InformerSynced) bool {
+	t := time.NewTicker(syncPoll)
+	defer t.Stop()
+	for {
+		if !slices.ContainsFunc(synced, func(f cache.InformerSynced) bool { return !f() }) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
 	}
 }

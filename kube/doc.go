@@ -5,12 +5,20 @@
 //
 // Create a Controller with New over any kubernetes.Interface and run it
 // with Run. Its informers keep only the fields the registry reads
-// (transform functions), and every change converts only what it affects:
+// (transform functions; Pods and EndpointSlices are cached in lean types
+// of the package's own, a few hundred bytes instead of kilobytes), and
+// every change converts only what it affects:
 // a slice change recomputes its service's endpoints, a pod change the
 // pod's workload and the services whose endpoints name the pod or its IPs,
 // a node change the endpoints and workloads of its pods. HasSynced turns
 // true once the initial lists are converted and delivered to every
 // handler.
+//
+// Values handed out are never modified. An endpoint that did not change
+// when its service was recomputed keeps its identity: the registry hands
+// out the same *model.Endpoint as before, so a consumer may skip
+// unchanged endpoints by comparing pointers (equal values may still come
+// as different pointers).
 //
 // # Conversion rules
 //

@@ -39,8 +39,9 @@ type objects struct {
 	// deps records what each service's endpoints were computed from
 	// (pods, pod IPs, nodes); rdeps is its inverse, the index from a pod,
 	// IP or node to the services to recompute when it changes.
-	deps  map[types.NamespacedName][]dep
-	rdeps map[dep]list[types.NamespacedName]
+	deps    map[types.NamespacedName]depSet
+	rdeps   map[nameDep]list[types.NamespacedName]
+	rdepsIP map[netip.Addr]list[types.NamespacedName]
 }
 
 // set is a set of comparable values.
@@ -111,6 +112,68 @@ type dep struct {
 	ip   netip.Addr
 }
 
+// depSet is a service's recorded deps, kept in two right-sized arrays:
+// the pods and nodes by name, and the IPs. IP deps are rare (endpoints
+// without a Pod targetRef), so name deps do not pay for an address field
+// nor IP deps for names.
+type depSet struct {
+	names []nameDep
+	ips   []netip.Addr
+}
+
+// nameDep is a dep of kind depPod or depNode.
+type nameDep struct {
+	kind depKind
+	name types.NamespacedName
+}
+
+// newDepSet stores deps, sorted (compareDeps) and without repeats.
+func newDepSet(deps []dep) depSet {
+	var s depSet
+	n := 0
+	for _, d := range deps {
+		if d.kind == depIP {
+			n++
+		}
+	}
+	if n > 0 {
+		s.ips = make([]netip.Addr, 0, n)
+	}
+	if len(deps) > n {
+		s.names = make([]nameDep, 0, len(deps)-n)
+	}
+	for _, d := range deps {
+		if d.kind == depIP {
+			s.ips = append(s.ips, d.ip)
+		} else {
+			s.names = append(s.names, nameDep{kind: d.kind, name: d.name})
+		}
+	}
+	return s
+}
+
+// equal reports whether s holds exactly deps (sorted, without repeats).
+func (s depSet) equal(deps []dep) bool {
+	if len(deps) != len(s.names)+len(s.ips) {
+		return false
+	}
+	i, j := 0, 0
+	for _, d := range deps {
+		if d.kind == depIP {
+			if j >= len(s.ips) || s.ips[j] != d.ip {
+				return false
+			}
+			j++
+		} else {
+			if i >= len(s.names) || s.names[i] != (nameDep{kind: d.kind, name: d.name}) {
+				return false
+			}
+			i++
+		}
+	}
+	return true
+}
+
 // compareDeps orders deps by kind, then name, then IP.
 func compareDeps(a, b dep) int {
 	return cmp.Or(
@@ -133,32 +196,46 @@ func newObjects() *objects {
 		namespaces:   map[string]*corev1.Namespace{},
 		servicesByNS: map[string]set[string]{},
 		entries:      map[string]map[string]*model.WorkloadInstance{},
-		deps:         map[types.NamespacedName][]dep{},
-		rdeps:        map[dep]list[types.NamespacedName]{},
+		deps:         map[types.NamespacedName]depSet{},
+		rdeps:        map[nameDep]list[types.NamespacedName]{},
+		rdepsIP:      map[netip.Addr]list[types.NamespacedName]{},
 	}
 }
 
-// setDeps replaces the recorded dependencies of a service.
+// setDeps replaces the recorded dependencies of a service; deps must be
+// sorted (compareDeps) and without repeats.
 func (o *objects) setDeps(svc types.NamespacedName, deps []dep) {
-	if old, ok := o.deps[svc]; ok && slices.Equal(old, deps) {
-		o.deps[svc] = deps // the index already holds every one
-		return
+	old, ok := o.deps[svc]
+	if ok && old.equal(deps) {
+		return // the index already holds every one
 	}
-	for _, d := range o.deps[svc] {
+	for _, d := range old.names {
 		removeFromList(o.rdeps, d, svc)
+	}
+	for _, ip := range old.ips {
+		removeFromList(o.rdepsIP, ip, svc)
 	}
 	if len(deps) == 0 {
 		delete(o.deps, svc)
 		return
 	}
-	o.deps[svc] = deps
-	for _, d := range deps {
+	s := newDepSet(deps)
+	o.deps[svc] = s
+	for _, d := range s.names {
 		addToList(o.rdeps, d, svc)
+	}
+	for _, ip := range s.ips {
+		addToList(o.rdepsIP, ip, svc)
 	}
 }
 
 // dependents returns the services whose endpoints were computed from d.
-func (o *objects) dependents(d dep) list[types.NamespacedName] { return o.rdeps[d] }
+func (o *objects) dependents(d dep) list[types.NamespacedName] {
+	if d.kind == depIP {
+		return o.rdepsIP[d.ip]
+	}
+	return o.rdeps[nameDep{kind: d.kind, name: d.name}]
+}
 
 // setPod stores (pod != nil) or removes a pod and keeps its indexes, and
 // returns the pod it replaced.

@@ -240,8 +240,8 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 			}
 		}
 	}
-	// Kept for the life of the service: sorted and without repeats (the
-	// pods of a service share nodes), in a right-sized copy.
+	// Sorted and without repeats (the pods of a service share nodes), as
+	// setDeps wants them.
 	slices.SortFunc(deps, compareDeps)
-	return eps, diags, slices.Clone(slices.Compact(deps))
+	return eps, diags, slices.Compact(deps)
 }

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/meshreg/meshreg/internal/ipmap"
 	"github.com/meshreg/meshreg/model"
 )
 
@@ -25,7 +26,7 @@ type objects struct {
 	pods       map[types.NamespacedName]*podInfo
 	// podsByIP indexes live pods (not terminal) by each of their IPs;
 	// several pods may briefly claim one IP while it is reused.
-	podsByIP   map[netip.Addr]list[types.NamespacedName]
+	podsByIP   ipmap.Map[list[types.NamespacedName]]
 	podsByNode map[string]list[types.NamespacedName]
 	nodes      map[string]*corev1.Node
 	namespaces map[string]*corev1.Namespace
@@ -41,7 +42,7 @@ type objects struct {
 	// IP or node to the services to recompute when it changes.
 	deps    map[types.NamespacedName]depSet
 	rdeps   map[nameDep]list[types.NamespacedName]
-	rdepsIP map[netip.Addr]list[types.NamespacedName]
+	rdepsIP ipmap.Map[list[types.NamespacedName]]
 }
 
 // set is a set of comparable values.
@@ -64,6 +65,28 @@ func removeFrom[K, V comparable](m map[K]set[V], k K, v V) {
 		if len(s) == 0 {
 			delete(m, k)
 		}
+	}
+}
+
+// addToIPList and removeFromIPList are addToList and removeFromList for
+// an index by IP.
+func addToIPList[V comparable](m *ipmap.Map[list[V]], ip netip.Addr, v V) {
+	l := m.Get(ip)
+	if !slices.Contains(l, v) {
+		m.Set(ip, append(l, v))
+	}
+}
+
+func removeFromIPList[V comparable](m *ipmap.Map[list[V]], ip netip.Addr, v V) {
+	l := m.Get(ip)
+	i := slices.Index(l, v)
+	switch {
+	case i < 0:
+	case len(l) == 1:
+		m.Delete(ip)
+	default:
+		l[i] = l[len(l)-1]
+		m.Set(ip, l[:len(l)-1])
 	}
 }
 
@@ -190,7 +213,6 @@ func newObjects() *objects {
 		slices:       map[types.NamespacedName]map[string]*sliceInfo{},
 		sliceOwner:   map[types.NamespacedName]types.NamespacedName{},
 		pods:         map[types.NamespacedName]*podInfo{},
-		podsByIP:     map[netip.Addr]list[types.NamespacedName]{},
 		podsByNode:   map[string]list[types.NamespacedName]{},
 		nodes:        map[string]*corev1.Node{},
 		namespaces:   map[string]*corev1.Namespace{},
@@ -198,7 +220,6 @@ func newObjects() *objects {
 		entries:      map[string]map[string]*model.WorkloadInstance{},
 		deps:         map[types.NamespacedName]depSet{},
 		rdeps:        map[nameDep]list[types.NamespacedName]{},
-		rdepsIP:      map[netip.Addr]list[types.NamespacedName]{},
 	}
 }
 
@@ -213,7 +234,7 @@ func (o *objects) setDeps(svc types.NamespacedName, deps []dep) {
 		removeFromList(o.rdeps, d, svc)
 	}
 	for _, ip := range old.ips {
-		removeFromList(o.rdepsIP, ip, svc)
+		removeFromIPList(&o.rdepsIP, ip, svc)
 	}
 	if len(deps) == 0 {
 		delete(o.deps, svc)
@@ -225,14 +246,14 @@ func (o *objects) setDeps(svc types.NamespacedName, deps []dep) {
 		addToList(o.rdeps, d, svc)
 	}
 	for _, ip := range s.ips {
-		addToList(o.rdepsIP, ip, svc)
+		addToIPList(&o.rdepsIP, ip, svc)
 	}
 }
 
 // dependents returns the services whose endpoints were computed from d.
 func (o *objects) dependents(d dep) list[types.NamespacedName] {
 	if d.kind == depIP {
-		return o.rdepsIP[d.ip]
+		return o.rdepsIP.Get(d.ip)
 	}
 	return o.rdeps[nameDep{kind: d.kind, name: d.name}]
 }
@@ -243,7 +264,7 @@ func (o *objects) setPod(key types.NamespacedName, pod *podInfo) (old *podInfo) 
 	old = o.pods[key]
 	if old != nil {
 		for _, a := range old.addrs {
-			removeFromList(o.podsByIP, a, key)
+			removeFromIPList(&o.podsByIP, a, key)
 		}
 		removeFromList(o.podsByNode, old.nodeName, key)
 	}
@@ -254,7 +275,7 @@ func (o *objects) setPod(key types.NamespacedName, pod *podInfo) (old *podInfo) 
 	o.pods[key] = pod
 	if podIsLive(pod) {
 		for _, a := range pod.addrs {
-			addToList(o.podsByIP, a, key)
+			addToIPList(&o.podsByIP, a, key)
 		}
 	}
 	addToList(o.podsByNode, pod.nodeName, key)

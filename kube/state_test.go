@@ -63,7 +63,7 @@ func TestSetDepsIndex(t *testing.T) {
 		t.Error("replaced deps still indexed")
 	}
 	o.setDeps(svc, nil)
-	if has(p) || len(o.rdeps) != 0 || len(o.rdepsIP) != 0 || len(o.deps) != 0 {
+	if has(p) || len(o.rdeps) != 0 || o.rdepsIP.Len() != 0 || len(o.deps) != 0 {
 		t.Errorf("removed deps still indexed: %v %v %v", o.rdeps, o.rdepsIP, o.deps)
 	}
 }

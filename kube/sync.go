@@ -78,7 +78,7 @@ func (c *Controller) lookupPod(key types.NamespacedName) *podInfo {
 // name. Nil when none.
 func (c *Controller) podByIP(addrs []netip.Addr) *podInfo {
 	for _, a := range addrs {
-		keys := c.objs.podsByIP[a]
+		keys := c.objs.podsByIP.Get(a)
 		if len(keys) == 0 {
 			continue
 		}

@@ -101,7 +101,7 @@ func (r *Reader) Workloads() []*model.WorkloadInstance {
 func (r *Reader) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
 	r.s.mu.RLock()
 	defer r.s.mu.RUnlock()
-	return r.s.workloadsByIP.get(ip)
+	return r.s.workloadsByIP.Get(ip)
 }
 
 // ProxyTargets returns the service ports served by endpoints with one of
@@ -111,7 +111,7 @@ func (r *Reader) ProxyTargets(namespace string, ips ...netip.Addr) []model.Servi
 	defer r.s.mu.RUnlock()
 	var out []model.ServiceTarget
 	for _, ip := range ips {
-		refs := r.s.byIP.get(ip)
+		refs := r.s.byIP.Get(ip)
 		for _, ref := range refs {
 			if namespace != "" && ref.set.key.Namespace != namespace {
 				continue

@@ -45,7 +45,7 @@ func TestReindexMatchesFreshIndex(t *testing.T) {
 	snapshot := func(s *Store, ids map[*model.Endpoint]int) map[netip.Addr][]int {
 		out := map[netip.Addr][]int{}
 		for _, ip := range ips {
-			for _, ref := range s.byIP.get(ip) {
+			for _, ref := range s.byIP.Get(ip) {
 				if ref.set.key != svc.Key() {
 					t.Fatalf("entry of %v points to set %v", ip, ref.set.key)
 				}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/meshreg/meshreg/internal/ipmap"
 	"github.com/meshreg/meshreg/internal/shards"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -29,10 +30,10 @@ type Store struct {
 	// on which came first. See visible.
 	endpoints map[model.ServiceKey]*endpointSet
 	// byIP indexes the endpoints of present services by each address.
-	byIP ipMap[[]ipRef]
+	byIP ipmap.Map[[]ipRef]
 	// workloads by key and by address.
 	workloads     map[model.WorkloadKey]*model.WorkloadInstance
-	workloadsByIP ipMap[[]*model.WorkloadInstance]
+	workloadsByIP ipmap.Map[[]*model.WorkloadInstance]
 	// diags by owner (an opaque key of the writer's choosing).
 	diags map[string][]model.Diagnostic
 
@@ -81,14 +82,12 @@ type ipRef struct {
 // New returns an empty store for a shard.
 func New(shard model.ShardKey) *Store {
 	return &Store{
-		shard:         shard,
-		services:      map[model.ServiceKey]*model.Service{},
-		byHost:        map[model.Hostname]hostServices{},
-		endpoints:     map[model.ServiceKey]*endpointSet{},
-		byIP:          newIPMap[[]ipRef](),
-		workloads:     map[model.WorkloadKey]*model.WorkloadInstance{},
-		workloadsByIP: newIPMap[[]*model.WorkloadInstance](),
-		diags:         map[string][]model.Diagnostic{},
+		shard:     shard,
+		services:  map[model.ServiceKey]*model.Service{},
+		byHost:    map[model.Hostname]hostServices{},
+		endpoints: map[model.ServiceKey]*endpointSet{},
+		workloads: map[model.WorkloadKey]*model.WorkloadInstance{},
+		diags:     map[string][]model.Diagnostic{},
 	}
 }
 
@@ -305,7 +304,7 @@ func (s *Store) UpsertWorkload(w *model.WorkloadInstance) {
 		s.unindexWorkload(prev)
 	}
 	for _, ip := range w.Endpoint.Addresses {
-		s.workloadsByIP.set(ip, insertSorted(s.workloadsByIP.get(ip), w))
+		s.workloadsByIP.Set(ip, insertSorted(s.workloadsByIP.Get(ip), w))
 	}
 	s.workloadsView.Store(nil)
 	if prev == nil {
@@ -399,7 +398,7 @@ func ComparePrecedence(a, b *model.Service) int {
 func (s *Store) index(set *endpointSet, eps []*model.Endpoint) {
 	for _, ep := range eps {
 		for _, ip := range ep.Addresses {
-			s.byIP.set(ip, append(s.byIP.get(ip), ipRef{set: set, ep: ep}))
+			s.byIP.Set(ip, append(s.byIP.Get(ip), ipRef{set: set, ep: ep}))
 		}
 	}
 }
@@ -458,11 +457,11 @@ func (s *Store) reindex(set *endpointSet, prev, eps []*model.Endpoint) {
 func (s *Store) unindex(eps []*model.Endpoint) {
 	for _, ep := range eps {
 		for _, ip := range ep.Addresses {
-			refs := slices.DeleteFunc(s.byIP.get(ip), func(r ipRef) bool { return r.ep == ep })
+			refs := slices.DeleteFunc(s.byIP.Get(ip), func(r ipRef) bool { return r.ep == ep })
 			if len(refs) == 0 {
-				s.byIP.delete(ip)
+				s.byIP.Delete(ip)
 			} else {
-				s.byIP.set(ip, refs)
+				s.byIP.Set(ip, refs)
 			}
 		}
 	}
@@ -470,11 +469,11 @@ func (s *Store) unindex(eps []*model.Endpoint) {
 
 func (s *Store) unindexWorkload(w *model.WorkloadInstance) {
 	for _, ip := range w.Endpoint.Addresses {
-		list := slices.DeleteFunc(slices.Clone(s.workloadsByIP.get(ip)), func(x *model.WorkloadInstance) bool { return x == w })
+		list := slices.DeleteFunc(slices.Clone(s.workloadsByIP.Get(ip)), func(x *model.WorkloadInstance) bool { return x == w })
 		if len(list) == 0 {
-			s.workloadsByIP.delete(ip)
+			s.workloadsByIP.Delete(ip)
 		} else {
-			s.workloadsByIP.set(ip, list)
+			s.workloadsByIP.Set(ip, list)
 		}
 	}
 }

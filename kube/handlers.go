@@ -69,6 +69,16 @@ func (c *Controller) onPod(key types.NamespacedName, pod *podInfo) {
 		c.dropPodMeta(key)
 	}
 	c.dirty.pods[key] = struct{}{}
+	if pod != nil && !c.primed && c.namespaceSelected(key.Namespace) {
+		// While the initial lists arrive, nothing is converted until all
+		// are in (flushLocked), and that flush then runs alone. The
+		// pod's workload depends on the pod, its node and the network
+		// only, so it is computed now, alongside the other informers'
+		// lists, and memoized (podWorkload); should its node or the
+		// network arrive later, the flush computes it again. (Pods of
+		// namespaces not known yet to be selected are left to the flush.)
+		_, _ = c.podWorkload(pod)
+	}
 	c.markDependents(dep{kind: depPod, name: key})
 	for _, p := range [...]*podInfo{old, pod} {
 		if p != nil {

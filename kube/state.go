@@ -12,7 +12,7 @@ import (
 	"github.com/meshreg/meshreg/model"
 )
 
-// objects is the controller's view of the cluster: the stripped objects
+// objects is the controller's view of the cluster: the cached objects
 // the informers delivered, the WorkloadEntries handed in, and the indexes
 // that make every change incremental. It is not safe for concurrent use:
 // the Controller guards it with its mutex.

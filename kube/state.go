@@ -71,22 +71,18 @@ func removeFrom[K, V comparable](m map[K]set[V], k K, v V) {
 // addToIPList and removeFromIPList are addToList and removeFromList for
 // an index by IP.
 func addToIPList[V comparable](m *ipmap.Map[list[V]], ip netip.Addr, v V) {
-	l := m.Get(ip)
-	if !slices.Contains(l, v) {
-		m.Set(ip, append(l, v))
+	if l, changed := m.Get(ip).add(v); changed {
+		m.Set(ip, l)
 	}
 }
 
 func removeFromIPList[V comparable](m *ipmap.Map[list[V]], ip netip.Addr, v V) {
-	l := m.Get(ip)
-	i := slices.Index(l, v)
-	switch {
-	case i < 0:
-	case len(l) == 1:
+	switch l, changed := m.Get(ip).remove(v); {
+	case !changed:
+	case len(l) == 0:
 		m.Delete(ip)
 	default:
-		l[i] = l[len(l)-1]
-		m.Set(ip, l[:len(l)-1])
+		m.Set(ip, l)
 	}
 }
 
@@ -98,24 +94,38 @@ func removeFromIPList[V comparable](m *ipmap.Map[list[V]], ip netip.Addr, v V) {
 // no meaning.
 type list[V comparable] []V
 
+// add returns l with v, and whether v was new.
+func (l list[V]) add(v V) (list[V], bool) {
+	if slices.Contains(l, v) {
+		return l, false
+	}
+	return append(l, v), true
+}
+
+// remove returns l without v, and whether v was there. It works in
+// place: no caller holds a list across a change of its index.
+func (l list[V]) remove(v V) (list[V], bool) {
+	i := slices.Index(l, v)
+	if i < 0 {
+		return l, false
+	}
+	l[i] = l[len(l)-1]
+	return l[:len(l)-1], true
+}
+
 func addToList[K, V comparable](m map[K]list[V], k K, v V) {
-	l := m[k]
-	if !slices.Contains(l, v) {
-		m[k] = append(l, v)
+	if l, changed := m[k].add(v); changed {
+		m[k] = l
 	}
 }
 
 func removeFromList[K, V comparable](m map[K]list[V], k K, v V) {
-	l := m[k]
-	i := slices.Index(l, v)
-	switch {
-	case i < 0:
-	case len(l) == 1:
+	switch l, changed := m[k].remove(v); {
+	case !changed:
+	case len(l) == 0:
 		delete(m, k)
 	default:
-		// In place: no caller holds a list across a change of the index.
-		l[i] = l[len(l)-1]
-		m[k] = l[:len(l)-1]
+		m[k] = l
 	}
 }
 

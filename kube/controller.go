@@ -50,7 +50,8 @@ type Controller struct {
 	regs    []cache.ResourceEventHandlerRegistration
 	started atomic.Bool
 
-	// mu guards objs, dirty, primed, net, podMeta, portMaps and svcMemo.
+	// mu guards objs (with the memos in its pods), dirty, primed, net,
+	// portMaps, svcMemo and scratch.
 	mu   sync.Mutex
 	objs *objects
 	// dirty holds what must be converted again at the next flush.
@@ -62,12 +63,15 @@ type Controller struct {
 	// net decides networks; its cluster network follows the system
 	// namespace's label when Options.Network is "".
 	net networkEnv
-	// podMeta memoizes each pod's workload; see Controller.podWorkload.
-	podMeta  map[types.NamespacedName]podMetaEntry
+	// portMaps interns the port maps of the workloads memoized in the
+	// pods (see Controller.podWorkload).
 	portMaps portMaps
 	// svcMemo memoizes each service's conversion; see
 	// Controller.convertService.
 	svcMemo map[types.NamespacedName]svcMemoEntry
+	// scratch holds the buffers of one service's endpoint computation,
+	// reused by the next: see Controller.serviceEndpoints.
+	scratch endpointScratch
 }
 
 var _ registry.Registry = (*Controller)(nil)
@@ -95,7 +99,6 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 		store:   st,
 		nsSel:   sel,
 		objs:    newObjects(),
-		podMeta: map[types.NamespacedName]podMetaEntry{},
 		svcMemo: map[types.NamespacedName]svcMemoEntry{},
 		dirty:   newDirtySet(),
 		net:     networkEnv{cluster: opts.Network, ranges: newNetworkRanges(opts.NetworkCIDRs)},

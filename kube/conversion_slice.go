@@ -3,6 +3,7 @@ package kube
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"net/netip"
 	"slices"
 
@@ -73,6 +74,43 @@ type addressClaim struct {
 //   - FQDN (or unknown) address types and malformed addresses are
 //     reported as diagnostics (kind EndpointSlice) and skipped.
 func mergeSlices(in []*sliceInfo, cluster model.ClusterID) ([]sliceEndpoint, []model.Diagnostic) {
+	var m sliceMerger
+	return m.merge(slices.Values(in), cluster)
+}
+
+// sliceMerger computes mergeSlices with buffers kept from one call to the
+// next, so that merging a service's slices allocates nothing in the
+// steady state. Its results are valid until the next call. The zero
+// value is ready to use; a sliceMerger is not safe for concurrent use.
+type sliceMerger struct {
+	sorted []*sliceInfo
+	claims map[netip.Addr]addressClaim
+	addrs  []netip.Addr
+	groups []mergeGroup
+	pods   []types.NamespacedName
+	byPod  map[types.NamespacedName]int
+	// backing holds the results' addresses: they are read while the
+	// service's endpoints are computed and never kept (sliceEndpoints
+	// copies them or takes the pod's).
+	backing []netip.Addr
+	out     []sliceEndpoint
+}
+
+// mergeGroup is the addresses of one workload, per family with the
+// claim that won it.
+type mergeGroup struct {
+	v4, v6 netip.Addr
+	c4, c6 addressClaim
+}
+
+// maxKeptMergeMap is the number of addresses above which a merge's maps
+// are not kept for the next one: clearing a Go map costs its capacity,
+// and a Go map never shrinks, so one large service would otherwise slow
+// every later merge.
+const maxKeptMergeMap = 1024
+
+// merge is mergeSlices(in, cluster); the result shares memory with m.
+func (m *sliceMerger) merge(in iter.Seq[*sliceInfo], cluster model.ClusterID) ([]sliceEndpoint, []model.Diagnostic) {
 	var diags []model.Diagnostic
 	report := func(s *sliceInfo, format string, args ...any) {
 		diags = append(diags, model.Diagnostic{
@@ -80,7 +118,7 @@ func mergeSlices(in []*sliceInfo, cluster model.ClusterID) ([]sliceEndpoint, []m
 			Cluster: cluster, Message: fmt.Sprintf(format, args...),
 		})
 	}
-	sorted := slices.Clone(in)
+	sorted := slices.AppendSeq(m.sorted[:0], in)
 	slices.SortFunc(sorted, compareSliceAge)
 	n := 0
 	for _, s := range sorted {
@@ -88,7 +126,12 @@ func mergeSlices(in []*sliceInfo, cluster model.ClusterID) ([]sliceEndpoint, []m
 			n += len(s.endpoints[i].addrs)
 		}
 	}
-	claims := make(map[netip.Addr]addressClaim, n)
+	keep := n <= maxKeptMergeMap
+	claims, byPod := m.claims, m.byPod
+	if !keep || claims == nil {
+		claims = make(map[netip.Addr]addressClaim, n)
+		byPod = make(map[types.NamespacedName]int, n)
+	}
 	for age, s := range sorted {
 		switch s.addressType {
 		case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6:
@@ -113,18 +156,12 @@ func mergeSlices(in []*sliceInfo, cluster model.ClusterID) ([]sliceEndpoint, []m
 	// Group the winning claims by workload. Groups are values in one
 	// array, found by index: a service's merge allocates a few arrays,
 	// not an object per endpoint.
-	type group struct {
-		v4, v6 netip.Addr
-		c4, c6 addressClaim
-	}
-	addrs := make([]netip.Addr, 0, len(claims))
+	addrs := m.addrs[:0]
 	for a := range claims {
 		addrs = append(addrs, a)
 	}
 	slices.SortFunc(addrs, netip.Addr.Compare)
-	groups := make([]group, 0, len(addrs))
-	pods := make([]types.NamespacedName, 0, len(addrs))
-	byPod := make(map[types.NamespacedName]int, len(addrs))
+	groups, pods := m.groups[:0], m.pods[:0]
 	for _, a := range addrs {
 		c := claims[a]
 		gi := -1
@@ -137,7 +174,7 @@ func mergeSlices(in []*sliceInfo, cluster model.ClusterID) ([]sliceEndpoint, []m
 		}
 		if gi < 0 {
 			gi = len(groups)
-			groups = append(groups, group{})
+			groups = append(groups, mergeGroup{})
 			pods = append(pods, c.ep.pod)
 		}
 		g := &groups[gi]
@@ -152,11 +189,12 @@ func mergeSlices(in []*sliceInfo, cluster model.ClusterID) ([]sliceEndpoint, []m
 		}
 	}
 
-	// The results' addresses share one array: they are read while the
-	// service's endpoints are computed and never kept (sliceEndpoints
-	// copies them or takes the pod's).
-	backing := make([]netip.Addr, 0, 2*len(groups))
-	out := make([]sliceEndpoint, 0, len(groups))
+	backing, out := m.backing[:0], m.out[:0]
+	if need := 2 * len(groups); cap(backing) < need {
+		// Grown once to size: results point into it, so it must not
+		// move while they are built.
+		backing = make([]netip.Addr, 0, need)
+	}
 	for gi := range groups {
 		g := &groups[gi]
 		var se sliceEndpoint
@@ -178,6 +216,25 @@ func mergeSlices(in []*sliceInfo, cluster model.ClusterID) ([]sliceEndpoint, []m
 		out = append(out, se)
 	}
 	slices.SortFunc(out, func(a, b sliceEndpoint) int { return a.addresses[0].Compare(b.addresses[0]) })
+
+	// Keep the buffers for the next merge, emptied of this one's
+	// pointers (they would keep deleted slices alive), unless they grew
+	// past what is worth keeping. The results are the caller's until the
+	// next merge.
+	if !keep {
+		*m = sliceMerger{}
+		return out, diags
+	}
+	clear(claims)
+	clear(byPod)
+	clear(sorted)
+	clear(groups)
+	clear(pods)
+	if len(m.out) > len(out) {
+		clear(m.out[len(out):]) // the previous results beyond these
+	}
+	m.claims, m.byPod = claims, byPod
+	m.sorted, m.addrs, m.groups, m.pods, m.backing, m.out = sorted[:0], addrs[:0], groups[:0], pods[:0], backing[:0], out
 	return out, diags
 }
 
@@ -211,11 +268,11 @@ func publishNotReadyHealth(conditions) model.HealthStatus {
 // sharing meta's labels. meta carries the workload's metadata; its ports
 // and health are replaced, and its addresses too unless they are the
 // slice endpoint's (the usual case: meta's are then the pod's, kept
-// immutable). An endpoint equal to one of prev, the service's current
-// list, is taken from prev (see reuseEndpoint).
-func appendSliceEndpoints(eps []*model.Endpoint, svc *model.Service, se *sliceEndpoint, meta *model.Endpoint, health model.HealthStatus, prev []*model.Endpoint) []*model.Endpoint {
+// immutable). An endpoint equal to one that r holds, the service's current
+// list, is taken from it (see endpointReuser); r may be nil.
+func appendSliceEndpoints(eps []*model.Endpoint, svc *model.Service, se *sliceEndpoint, meta *model.Endpoint, health model.HealthStatus, r *endpointReuser) []*model.Endpoint {
 	var addrs []netip.Addr // se.addresses in an array of their own, once needed
-	for _, p := range svc.Ports {
+	for k, p := range svc.Ports {
 		num, ok := se.ports[p.Name]
 		if !ok {
 			continue
@@ -230,7 +287,7 @@ func appendSliceEndpoints(eps []*model.Endpoint, svc *model.Service, se *sliceEn
 		ep.Port = num
 		ep.ServicePortName = p.Name
 		ep.Health = health
-		if old := reuseEndpoint(prev, &ep); old != nil {
+		if old := r.find(k, &ep); old != nil {
 			eps = append(eps, old)
 			continue
 		}
@@ -240,22 +297,80 @@ func appendSliceEndpoints(eps []*model.Endpoint, svc *model.Service, se *sliceEn
 			}
 			ep.Addresses = addrs
 		}
-		eps = append(eps, &ep)
+		// A copy: ep itself stays on the stack, so a reused endpoint
+		// costs no allocation.
+		out := new(model.Endpoint)
+		*out = ep
+		eps = append(eps, out)
 	}
 	return eps
 }
 
-// reuseEndpoint returns the endpoint of prev (sorted by
-// model.CompareEndpoints) equal to ep, or nil. Reusing the published
-// value for an endpoint that did not change keeps its identity across
-// recomputations: nothing new is allocated for it, and the store
-// re-indexes only the endpoints whose pointers changed.
-func reuseEndpoint(prev []*model.Endpoint, ep *model.Endpoint) *model.Endpoint {
-	if len(prev) == 0 {
+// endpointReuser finds recomputed endpoints among the published ones of
+// a service. Reusing the published value for an endpoint that did not
+// change keeps its identity across recomputations: nothing new is
+// allocated for it, and the store re-indexes only the endpoints whose
+// pointers changed.
+//
+// The published list is sorted by model.CompareEndpoints, by service port
+// name first, then by primary address. serviceEndpoints looks up each
+// service port's endpoints in ascending address order, so the reuser
+// keeps a cursor per port and a service's lookups walk the list about
+// once, instead of a binary search each.
+type endpointReuser struct {
+	prev []*model.Endpoint
+	// at holds, per service port (by index), where the last lookup for
+	// it ended; -1 before the first.
+	at []int
+}
+
+// reset prepares r for a service with nports ports whose published list
+// is prev; it keeps r's memory.
+func (r *endpointReuser) reset(prev []*model.Endpoint, nports int) {
+	r.prev = prev
+	r.at = r.at[:0]
+	for range nports {
+		r.at = append(r.at, -1)
+	}
+}
+
+// find returns the published endpoint equal to ep, which serves service
+// port k, or nil. With k < 0 it keeps no cursor (lookups in no
+// particular order). r may be nil: then it finds nothing.
+func (r *endpointReuser) find(k int, ep *model.Endpoint) *model.Endpoint {
+	if r == nil || len(r.prev) == 0 {
 		return nil
 	}
-	i, found := slices.BinarySearchFunc(prev, ep, model.CompareEndpoints)
-	for ; found && i < len(prev) && model.CompareEndpoints(prev[i], ep) == 0; i++ {
+	prev := r.prev
+	cursor := k >= 0 && k < len(r.at)
+	i := -1
+	if cursor {
+		i = r.at[k]
+	}
+	if i < 0 || (i > 0 && model.CompareEndpoints(prev[i-1], ep) >= 0) {
+		// The port's first lookup, or one out of order: a binary search
+		// (by hand: through slices.BinarySearchFunc's function value ep
+		// would escape, and every candidate endpoint would be allocated
+		// whether it is reused or not).
+		lo, hi := 0, len(prev)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if model.CompareEndpoints(prev[m], ep) < 0 {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		i = lo
+	} else {
+		for i < len(prev) && model.CompareEndpoints(prev[i], ep) < 0 {
+			i++
+		}
+	}
+	if cursor {
+		r.at[k] = i
+	}
+	for ; i < len(prev) && model.CompareEndpoints(prev[i], ep) == 0; i++ {
 		if prev[i].Equals(ep) {
 			return prev[i]
 		}

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"strings"
@@ -174,11 +175,11 @@ func TestSliceEndpoints(t *testing.T) {
 
 	// An equal endpoint in the previous list is reused; a changed one is
 	// not.
-	again := appendSliceEndpoints(nil, svc, se, meta, model.Draining, got)
+	again := appendSliceEndpoints(nil, svc, se, meta, model.Draining, reuserOf(got, svc))
 	if len(again) != 1 || again[0] != got[0] {
 		t.Errorf("unchanged endpoint not reused: %p vs %p", again[0], got[0])
 	}
-	changed := appendSliceEndpoints(nil, svc, se, meta, model.Healthy, got)
+	changed := appendSliceEndpoints(nil, svc, se, meta, model.Healthy, reuserOf(got, svc))
 	if len(changed) != 1 || changed[0] == got[0] || changed[0].Health != model.Healthy {
 		t.Errorf("changed endpoint reused: %+v", changed[0])
 	}
@@ -189,6 +190,67 @@ func TestSliceEndpoints(t *testing.T) {
 	own := appendSliceEndpoints(nil, svc, se, meta, model.Draining, nil)
 	if &own[0].Addresses[0] != &podAddrs[0] {
 		t.Error("the pod's addresses were copied")
+	}
+}
+
+// reuserOf returns a reuser over prev for svc's ports.
+func reuserOf(prev []*model.Endpoint, svc *model.Service) *endpointReuser {
+	var r endpointReuser
+	r.reset(prev, len(svc.Ports))
+	return &r
+}
+
+// TestEndpointReuser checks the reuser's cursors against a linear scan:
+// whatever the order of the lookups (ascending per port as
+// serviceEndpoints makes them, or not), it finds exactly the published
+// endpoint equal to the one looked up.
+func TestEndpointReuser(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ports := []string{"grpc", "http"}
+	for round := range 200 {
+		var prev []*model.Endpoint
+		for _, name := range ports {
+			for i := range rng.IntN(30) {
+				if rng.IntN(4) == 0 {
+					continue // gaps
+				}
+				addr := netip.AddrFrom4([4]byte{10, 0, byte(i / 256), byte(i)})
+				for dup := range 1 + rng.IntN(2) { // equal keys, different values
+					prev = append(prev, &model.Endpoint{Addresses: []netip.Addr{addr}, ServicePortName: name, Port: 8080, Cluster: "c", Weight: uint32(dup)})
+				}
+			}
+		}
+		slices.SortStableFunc(prev, model.CompareEndpoints)
+		r := reuserOf(prev, &model.Service{Ports: []model.Port{{Name: ports[0]}, {Name: ports[1]}}})
+		var queries []*model.Endpoint
+		for _, name := range ports {
+			for i := range 32 {
+				queries = append(queries, &model.Endpoint{Addresses: []netip.Addr{netip.AddrFrom4([4]byte{10, 0, 0, byte(i)})}, ServicePortName: name, Port: 8080, Cluster: "c", Weight: uint32(rng.IntN(3))})
+			}
+		}
+		if round%2 == 1 {
+			rng.Shuffle(len(queries), func(i, j int) { queries[i], queries[j] = queries[j], queries[i] })
+		}
+		for _, q := range queries {
+			var want *model.Endpoint
+			for _, p := range prev {
+				if p.Equals(q) {
+					want = p
+					break
+				}
+			}
+			k := slices.Index(ports, q.ServicePortName)
+			if round%4 == 3 {
+				k = -1
+			}
+			if got := r.find(k, q); got != want {
+				t.Fatalf("round %d: find(%d, %v port %s weight %d) = %p, want %p", round, k, q.Addresses, q.ServicePortName, q.Weight, got, want)
+			}
+		}
+	}
+	var none *endpointReuser
+	if none.find(0, &model.Endpoint{}) != nil {
+		t.Error("a nil reuser found an endpoint")
 	}
 }
 

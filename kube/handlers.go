@@ -65,8 +65,8 @@ func (c *Controller) onSlice(key types.NamespacedName, s *sliceInfo) {
 // pod or looked up one of its old or new IPs.
 func (c *Controller) onPod(key types.NamespacedName, pod *podInfo) {
 	old := c.objs.setPod(key, pod)
-	if pod == nil {
-		c.dropPodMeta(key)
+	if old != nil && old != pod {
+		c.dropPodMemo(old)
 	}
 	c.dirty.pods[key] = struct{}{}
 	if pod != nil && !c.primed && c.namespaceSelected(key.Namespace) {

@@ -22,6 +22,11 @@ type podInfo struct {
 	addrs []netip.Addr
 	// ports are the named container ports, in container order.
 	ports []namedPort
+
+	// memo is the pod's workload (Controller.podWorkload), kept with the
+	// object it was computed from. It is guarded by the Controller's
+	// mutex; client-go reads only the object's metadata.
+	memo podMemo
 }
 
 // namedPort is a named container port.

@@ -2,16 +2,14 @@ package kube
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/meshreg/meshreg/model"
 )
 
-// podMetaEntry is a pod's workload instance, memoized for one pod object
-// on one node object in one cluster network. An entry holds a share of
-// its workload's port map (see portMaps).
-type podMetaEntry struct {
-	pod     *podInfo
+// podMemo is a pod's workload instance, memoized in the cached pod
+// object for one node object and one cluster network. A memo holds a
+// share of its workload's port map (see portMaps).
+type podMemo struct {
 	node    *corev1.Node
 	network model.NetworkID
 	w       *model.WorkloadInstance
@@ -25,43 +23,44 @@ type podMetaEntry struct {
 // label map, and a service whose endpoints are recomputed (a slice
 // change) does not rebuild its pods' metadata. The workload is a function
 // of the pod and of the environment's node labels and cluster network
-// alone (cluster, trust domain and network ranges are fixed), so an entry
-// is reused only for the same pod object (the informer hands a new object
-// for every change), the same node object (onNode keeps the old object
-// when the labels did not change) and the same network. Entries go when
-// their pod is deleted or yields no workload. c.mu must be held.
+// alone (cluster, trust domain and network ranges are fixed), so the memo
+// lives in the pod object (the informer hands a new object for every
+// change) and is reused for the same node object (onNode keeps the old
+// object when the labels did not change) and the same network. It goes
+// with its pod object, or when the pod yields no workload. c.mu must be
+// held.
 func (c *Controller) podWorkload(pod *podInfo) (*model.WorkloadInstance, error) {
-	key := pod.key()
 	node := c.objs.nodes[pod.nodeName]
-	if e, ok := c.podMeta[key]; ok && e.pod == pod && e.node == node && e.network == c.net.cluster {
-		return e.w, nil
+	if m := &pod.memo; m.w != nil && m.node == node && m.network == c.net.cluster {
+		return m.w, nil
 	}
+	c.dropPodMemo(pod)
 	w, err := podInstance(pod, c.podEnv(pod.nodeName))
 	if err != nil {
-		c.dropPodMeta(key)
 		return nil, err
 	}
 	w.PortMap = c.portMaps.acquire(pod) // w is not shared yet
-	c.dropPodMeta(key)
-	c.podMeta[key] = podMetaEntry{pod: pod, node: node, network: c.net.cluster, w: w}
+	pod.memo = podMemo{node: node, network: c.net.cluster, w: w}
 	return w, nil
 }
 
-// dropPodMeta forgets a pod's memoized workload. c.mu must be held.
-func (c *Controller) dropPodMeta(key types.NamespacedName) {
-	if e, ok := c.podMeta[key]; ok {
-		c.portMaps.release(e.pod)
-		delete(c.podMeta, key)
+// dropPodMemo forgets a pod object's memoized workload. c.mu must be
+// held.
+func (c *Controller) dropPodMemo(pod *podInfo) {
+	if pod.memo.w != nil {
+		c.portMaps.release(pod)
+		pod.memo = podMemo{}
 	}
 }
 
 // podEndpoint returns the pod's endpoint metadata: its workload's
 // endpoint, or, for a pod that yields no workload (no IP in its status
 // yet, or terminal) but is named by a slice, podEndpoint computed afresh.
-// c.mu must be held.
-func (c *Controller) podEndpoint(pod *podInfo) model.Endpoint {
+// The result is shared: read it, do not change it. c.mu must be held.
+func (c *Controller) podEndpoint(pod *podInfo) *model.Endpoint {
 	if w, err := c.podWorkload(pod); err == nil {
-		return w.Endpoint
+		return &w.Endpoint
 	}
-	return podEndpoint(pod, c.podEnv(pod.nodeName))
+	ep := podEndpoint(pod, c.podEnv(pod.nodeName))
+	return &ep
 }

@@ -5,8 +5,8 @@ import "encoding/binary"
 // portMaps interns the port maps of pod workloads. The replicas of a
 // Deployment name the same container ports, so their workload instances
 // can share one immutable map instead of holding a copy each (a small map
-// costs about 250 bytes). Each map is counted by the memo entries
-// (podMetaEntry) whose workload holds it, and goes with the last of them.
+// costs about 250 bytes). Each map is counted by the pod memos
+// (podMemo) whose workload holds it, and goes with the last of them.
 // Not safe for concurrent use: the Controller guards it with its mutex.
 type portMaps struct {
 	m map[string]*portMapRef

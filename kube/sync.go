@@ -167,7 +167,8 @@ func (c *Controller) orphanSliceDiagnostics(key types.NamespacedName) []model.Di
 // serviceEndpoints computes a service's endpoints from its slices, the
 // pods they name, their nodes, and the WorkloadEntries it selects; it
 // returns them with the diagnostics of the slices and what they were
-// computed from.
+// computed from. The dependencies live in c.scratch: they are valid until
+// the next call.
 //
 // An endpoint whose targetRef pod is not known is withheld and reported
 // pending; the recorded dependency on the pod releases it when the pod
@@ -177,18 +178,20 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 	if svc.Resolution == model.Alias {
 		return nil, nil, nil // ExternalName services have no endpoints
 	}
-	ses, diags := mergeSlices(slices.Collect(maps.Values(c.objs.slices[key])), c.opts.ClusterID)
+	ses, diags := c.scratch.merger.merge(maps.Values(c.objs.slices[key]), c.opts.ClusterID)
 	health := endpointHealth
 	if svc.PublishNotReadyAddresses {
 		health = publishNotReadyHealth
 	}
 	var (
 		eps  = make([]*model.Endpoint, 0, len(ses)*len(svc.Ports))
-		deps = make([]dep, 0, 2*len(ses))
-		// prev is the service's current list: unchanged endpoints are
-		// taken from it (reuseEndpoint).
-		prev = c.Reader.Endpoints(svc.Key(), registry.EndpointQuery{})
+		deps = c.scratch.deps[:0]
+		// The service's current list: unchanged endpoints are taken
+		// from it.
+		reuse = &c.scratch.reuser
 	)
+	reuse.reset(c.Reader.Endpoints(svc.Key(), registry.EndpointQuery{}), len(svc.Ports))
+	defer reuse.reset(nil, 0) // no published list kept alive from here
 	for i := range ses {
 		se := &ses[i]
 		var pod *podInfo
@@ -208,15 +211,16 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 			}
 			pod = c.podByIP(se.addresses)
 		}
-		var meta model.Endpoint
+		var meta *model.Endpoint
 		if pod != nil {
 			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: pod.nodeName}})
 			meta = c.podEndpoint(pod)
 		} else {
 			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: se.nodeName}})
-			meta = anonymousEndpoint(se.addresses, se.nodeName, c.podEnv(se.nodeName))
+			anon := anonymousEndpoint(se.addresses, se.nodeName, c.podEnv(se.nodeName))
+			meta = &anon
 		}
-		eps = appendSliceEndpoints(eps, svc, se, &meta, health(se.conditions), prev)
+		eps = appendSliceEndpoints(eps, svc, se, meta, health(se.conditions), reuse)
 	}
 	if entries := c.objs.entries[key.Namespace]; len(entries) > 0 {
 		// A WorkloadEntry whose address a slice lists (even a withheld
@@ -233,7 +237,7 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 				continue
 			}
 			for _, ep := range workloadEntryEndpoints(svc, we, c.opts.ClusterID) {
-				if old := reuseEndpoint(prev, ep); old != nil {
+				if old := reuse.find(-1, ep); old != nil {
 					ep = old
 				}
 				eps = append(eps, ep)
@@ -243,5 +247,30 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 	// Sorted and without repeats (the pods of a service share nodes), as
 	// setDeps wants them.
 	slices.SortFunc(deps, compareDeps)
-	return eps, diags, slices.Compact(deps)
+	deps = slices.Compact(deps)
+	c.scratch.keepDeps(deps)
+	return eps, diags, deps
+}
+
+// endpointScratch is the memory one service's endpoint computation
+// works in, kept for the next one so that a change allocates little more
+// than the endpoints it publishes. What serviceEndpoints returns from it
+// (the dependencies) is valid until its next call.
+type endpointScratch struct {
+	merger sliceMerger
+	reuser endpointReuser
+	deps   []dep
+}
+
+// maxKeptDeps bounds the dependency buffer kept between computations.
+const maxKeptDeps = 4096
+
+// keepDeps keeps deps' array for the next computation, unless it grew
+// past maxKeptDeps.
+func (s *endpointScratch) keepDeps(deps []dep) {
+	if cap(deps) > maxKeptDeps {
+		s.deps = nil
+		return
+	}
+	s.deps = deps[:0]
 }

@@ -56,7 +56,7 @@ func TestTransformsKeepWhatConversionReads(t *testing.T) {
 		addrs:          []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("fd00::1")},
 		ports:          []namedPort{{name: "http", port: 80}},
 	}
-	if diff := cmp.Diff(want, p, cmp.AllowUnexported(podInfo{}, objectMeta{}, namedPort{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+	if diff := cmp.Diff(want, p, cmp.AllowUnexported(podInfo{}, objectMeta{}, namedPort{}, podMemo{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 		t.Errorf("stripPod (-want +got):\n%s", diff)
 	}
 	if again, _ := stripPod(p); again != any(p) {

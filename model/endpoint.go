@@ -3,6 +3,7 @@ package model
 import (
 	"maps"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strconv"
 )
@@ -112,7 +113,7 @@ func (e *Endpoint) Equals(o *Endpoint) bool {
 		e.Hostname == o.Hostname &&
 		e.Port == o.Port &&
 		e.ServicePortName == o.ServicePortName &&
-		maps.Equal(e.Labels, o.Labels) &&
+		mapsEqual(e.Labels, o.Labels) &&
 		e.Locality == o.Locality &&
 		e.Network == o.Network &&
 		e.Cluster == o.Cluster &&
@@ -187,4 +188,17 @@ func cmpString(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// mapsEqual is maps.Equal, at once for the same map: registries share
+// one label map among the endpoints of a workload, so comparing a
+// recomputed value with the published one mostly finds the very map.
+func mapsEqual[M ~map[K]V, K, V comparable](a, b M) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() {
+		return true
+	}
+	return maps.Equal(a, b)
 }

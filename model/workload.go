@@ -52,7 +52,7 @@ func (w *WorkloadInstance) Equals(o *WorkloadInstance) bool {
 		return false
 	}
 	return w.Kind == o.Kind && w.Namespace == o.Namespace && w.Name == o.Name &&
-		w.Endpoint.Equals(&o.Endpoint) && maps.Equal(w.PortMap, o.PortMap)
+		w.Endpoint.Equals(&o.Endpoint) && mapsEqual(w.PortMap, o.PortMap)
 }
 
 // DeepCopy returns a copy of w that shares no memory with it.

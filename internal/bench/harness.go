@@ -31,8 +31,13 @@ type Options struct {
 	// MemProfile, when set, names a file to write the heap profile to
 	// after MemProfileSystem's sync in the first run.
 	MemProfile string
-	// MemProfileSystem is the system profiled. Default Aggregate.
+	// MemProfileSystem is the system profiled, by MemProfile and
+	// ChurnCPUProfile. Default Aggregate.
 	MemProfileSystem string
+	// SyncCPUProfile and ChurnCPUProfile, when set, name files to write
+	// CPU profiles of MemProfileSystem's initial sync and churn stream
+	// to, in the first run.
+	SyncCPUProfile, ChurnCPUProfile string
 	// Log receives progress lines. Default: discard.
 	Log io.Writer
 }
@@ -94,13 +99,29 @@ type PresetResult struct {
 }
 
 // Run measures the systems over the scenario c describes.
+//
+// Each run preloads a fresh clientset from a freshly generated scenario
+// and then drops the generator's objects: the tracker keeps copies of its
+// own, and what the measurement reads afterwards (service names, the
+// churn stream, ServiceEntries) is kept aside. The generator's copy of
+// the cluster belongs to neither system, and in a real control plane the
+// API server's objects are not in the process at all; kept alive, it
+// would only add to every garbage collection cycle of both systems.
 func Run(ctx context.Context, c Config, opts Options) (*PresetResult, error) {
 	opts = opts.defaults()
 	sc := Generate(c)
 	res := &PresetResult{Config: sc.Config, Counts: sc.Counts()}
 	stream := churnStream(sc, opts.Changes)
+	light := sc.light()
 	for run := range opts.Runs {
-		rr, err := runOnce(ctx, sc, stream, run, opts)
+		if sc == nil {
+			sc = Generate(c)
+		}
+		t0 := time.Now()
+		client := fake.NewSimpleClientset(sc.KubeObjects()...)
+		fmt.Fprintf(opts.Log, "%s run %d: preloaded %d objects in %v\n", c.Name, run, len(sc.KubeObjects()), time.Since(t0).Round(time.Millisecond))
+		sc = nil
+		rr, err := runOnce(ctx, client, light, stream, run, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -110,10 +131,9 @@ func Run(ctx context.Context, c Config, opts Options) (*PresetResult, error) {
 	return res, nil
 }
 
-func runOnce(ctx context.Context, sc *Scenario, stream []change, run int, opts Options) (*RunResult, error) {
-	t0 := time.Now()
-	client := fake.NewSimpleClientset(sc.KubeObjects()...)
-	fmt.Fprintf(opts.Log, "%s run %d: preloaded %d objects in %v\n", sc.Config.Name, run, len(sc.KubeObjects()), time.Since(t0).Round(time.Millisecond))
+// runOnce measures every system once over client, preloaded with the
+// scenario that sc is the light form of (see Scenario.light).
+func runOnce(ctx context.Context, client *fake.Clientset, sc *Scenario, stream []change, run int, opts Options) (*RunResult, error) {
 	rr := &RunResult{Run: run}
 
 	// The writes alone, so that each system's share can be told apart.
@@ -157,9 +177,17 @@ func measureSystem(ctx context.Context, client *fake.Clientset, w *writer, sc *S
 	if err != nil {
 		return r, err
 	}
+	profiled := run == 0 && name == opts.MemProfileSystem
 	base := liveHeap()
+	stopProfile := func() {}
+	if opts.SyncCPUProfile != "" && profiled {
+		if stopProfile, err = startCPUProfile(opts.SyncCPUProfile); err != nil {
+			return r, err
+		}
+	}
 	cpu0, t0 := cpuTime(), time.Now()
 	if err := sys.start(ctx); err != nil {
+		stopProfile()
 		return r, err
 	}
 	defer func() {
@@ -170,24 +198,34 @@ func measureSystem(ctx context.Context, client *fake.Clientset, w *writer, sc *S
 	for !sys.synced() {
 		select {
 		case <-ctx.Done():
+			stopProfile()
 			return r, ctx.Err()
 		case <-time.After(time.Millisecond):
 		}
 	}
 	r.SyncSeconds = time.Since(t0).Seconds()
 	r.SyncCPUSeconds = (cpuTime() - cpu0).Seconds()
+	stopProfile()
 	after := liveHeap()
 	r.HeapAlloc, r.HeapInuse = after.alloc-base.alloc, after.inuse-base.inuse
 	if rs, ok := sys.(*registrySystem); ok {
 		r.Events = rs.events.Load()
 	}
-	if opts.MemProfile != "" && run == 0 && name == opts.MemProfileSystem {
+	if opts.MemProfile != "" && profiled {
 		if err := writeHeapProfile(opts.MemProfile); err != nil {
 			return r, err
 		}
 	}
 	liveHeap()
-	if r.Churn, err = runChurn(ctx, w, sys, name == Floor, stream); err != nil {
+	stopProfile = func() {}
+	if opts.ChurnCPUProfile != "" && profiled {
+		if stopProfile, err = startCPUProfile(opts.ChurnCPUProfile); err != nil {
+			return r, err
+		}
+	}
+	r.Churn, err = runChurn(ctx, w, sys, name == Floor, stream)
+	stopProfile()
+	if err != nil {
 		return r, err
 	}
 	if d := sys.discovery(); d != nil && !opts.SkipQueries {
@@ -209,6 +247,20 @@ func writeHeapProfile(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// startCPUProfile starts a CPU profile written to path; the function it
+// returns stops it.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // medians returns, per system, the median of every figure over the runs.

@@ -47,7 +47,7 @@ func runQueries(d registry.Discovery, sc *Scenario) []QueryResult {
 	}
 	ips := make([]netip.Addr, 1024)
 	for i := range ips {
-		ips[i] = PodIP((i * 7919) % len(sc.Pods))
+		ips[i] = PodIP((i * 7919) % sc.Config.Endpoints()) // a pod per endpoint
 	}
 	missIP := netip.MustParseAddr("192.0.2.1")
 	missKey := model.ServiceKey{Namespace: "none", Hostname: "none.none.svc.cluster.local"}

@@ -190,6 +190,16 @@ type Counts struct {
 	Namespaces, Nodes, Zones, Services, Ports, Pods, Slices, SliceEndpoints, ServiceEntries int
 }
 
+// light returns the scenario without its Namespaces, Nodes, Pods and
+// EndpointSlices: what the harness reads once a clientset is preloaded
+// (Config, Services and ServiceEntries). Config.Endpoints() counts the
+// pods.
+func (s *Scenario) light() *Scenario {
+	l := *s
+	l.Namespaces, l.Nodes, l.Pods, l.Slices = nil, nil, nil, nil
+	return &l
+}
+
 // Counts counts the scenario's objects.
 func (s *Scenario) Counts() Counts {
 	c := Counts{

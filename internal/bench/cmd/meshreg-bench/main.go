@@ -39,7 +39,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	note := fs.String("note", "", "what else ran on the machine, recorded in the report")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memprofile := fs.String("memprofile", "", "write a heap profile after the sync of -profilesystem in the first run of the last preset")
-	profSystem := fs.String("profilesystem", bench.Aggregate, "system whose heap -memprofile profiles")
+	syncprofile := fs.String("syncprofile", "", "write a CPU profile of -profilesystem's initial sync in the first run of the last preset")
+	churnprofile := fs.String("churnprofile", "", "write a CPU profile of -profilesystem's churn stream in the first run of the last preset")
+	profSystem := fs.String("profilesystem", bench.Aggregate, "system that -memprofile, -syncprofile and -churnprofile profile")
 	from := fs.String("from", "", "render an earlier JSON report instead of measuring")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -84,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			res, err := bench.Run(ctx, cfg, bench.Options{
 				Runs: *runs, Changes: *changes, Systems: strings.Split(*systems, ","),
 				ServiceEntries: *withSE, SkipQueries: *noQueries,
-				MemProfile: *memprofile, MemProfileSystem: *profSystem, Log: stderr,
+				MemProfile: *memprofile, MemProfileSystem: *profSystem, SyncCPUProfile: *syncprofile, ChurnCPUProfile: *churnprofile, Log: stderr,
 			})
 			if err != nil {
 				return err

@@ -154,8 +154,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		return nil // ctx ended first
 	}
 	c.mu.Lock()
-	c.primed = true
-	n := c.flushLocked()
+	n := c.primeLocked()
 	c.store.MarkSynced()
 	c.mu.Unlock()
 	c.log.Info("initial state converted", "conversions", n)
@@ -189,7 +188,7 @@ func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
 		sel := c.objs.services[svcKey].Spec.Selector
 		if (old != nil && len(sel) > 0 && model.SelectorMatches(sel, old.Endpoint.Labels)) ||
 			(cur != nil && len(sel) > 0 && model.SelectorMatches(sel, cur.Endpoint.Labels)) {
-			c.dirty.services[svcKey] = struct{}{}
+			c.markService(svcKey)
 		}
 	}
 	c.flushLocked()

@@ -42,22 +42,37 @@ func (d *dirtySet) reset() {
 	}
 }
 
+// markService and markPod mark a service or a pod dirty. Before the
+// initial lists are in, they do nothing: the initial conversion
+// (primeLocked) converts every object.
+func (c *Controller) markService(key types.NamespacedName) {
+	if c.primed {
+		c.dirty.services[key] = struct{}{}
+	}
+}
+
+func (c *Controller) markPod(key types.NamespacedName) {
+	if c.primed {
+		c.dirty.pods[key] = struct{}{}
+	}
+}
+
 func (c *Controller) markDependents(d dep) {
 	for _, svc := range c.objs.dependents(d) {
-		c.dirty.services[svc] = struct{}{}
+		c.markService(svc)
 	}
 }
 
 // onService: the service itself changes.
 func (c *Controller) onService(key types.NamespacedName, svc *corev1.Service) {
 	c.objs.setService(key, svc)
-	c.dirty.services[key] = struct{}{}
+	c.markService(key)
 }
 
 // onSlice: the services owning the slice before and after change.
 func (c *Controller) onSlice(key types.NamespacedName, s *sliceInfo) {
 	for _, svc := range c.objs.setSlice(key, s) {
-		c.dirty.services[svc] = struct{}{}
+		c.markService(svc)
 	}
 }
 
@@ -68,7 +83,7 @@ func (c *Controller) onPod(key types.NamespacedName, pod *podInfo) {
 	if old != nil && old != pod {
 		c.dropPodMemo(old)
 	}
-	c.dirty.pods[key] = struct{}{}
+	c.markPod(key)
 	if pod != nil && !c.primed && c.namespaceSelected(key.Namespace) {
 		// While the initial lists arrive, nothing is converted until all
 		// are in (flushLocked), and that flush then runs alone. The
@@ -102,7 +117,7 @@ func (c *Controller) onNode(key types.NamespacedName, node *corev1.Node) {
 		c.objs.nodes[name] = node
 	}
 	for _, pod := range c.objs.podsByNode[name] {
-		c.dirty.pods[pod] = struct{}{}
+		c.markPod(pod)
 	}
 	c.markDependents(dep{kind: depNode, name: types.NamespacedName{Name: name}})
 }
@@ -140,17 +155,17 @@ func (c *Controller) onNamespace(key types.NamespacedName, ns *corev1.Namespace)
 func (c *Controller) markAll(ns string) {
 	for k := range c.objs.services {
 		if ns == "" || k.Namespace == ns {
-			c.dirty.services[k] = struct{}{}
+			c.markService(k)
 		}
 	}
 	for k := range c.objs.slices {
 		if ns == "" || k.Namespace == ns {
-			c.dirty.services[k] = struct{}{}
+			c.markService(k)
 		}
 	}
 	for k := range c.objs.pods {
 		if ns == "" || k.Namespace == ns {
-			c.dirty.pods[k] = struct{}{}
+			c.markPod(k)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"runtime"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,6 +60,12 @@ type Options struct {
 	// ResyncPeriod is the informers' resync period. Default 0: no
 	// resync (the controller's state does not drift, so it needs none).
 	ResyncPeriod time.Duration
+
+	// InitialSyncWorkers is how many goroutines compute services'
+	// endpoints in the initial conversion, once the informers have
+	// delivered their lists; later changes are converted one at a time.
+	// Default 0: runtime.GOMAXPROCS. 1 converts on Run's goroutine alone.
+	InitialSyncWorkers int
 }
 
 // Defaults, exported for documentation and tests.
@@ -89,6 +96,9 @@ func (o Options) defaults() Options {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	// ResyncPeriod: 0 means no resync.
+	if o.InitialSyncWorkers == 0 {
+		o.InitialSyncWorkers = runtime.GOMAXPROCS(0)
+	}
 	return o
 }
 
@@ -114,6 +124,9 @@ func (o Options) validate() error {
 	}
 	if o.ResyncPeriod < 0 {
 		return fmt.Errorf("kube: negative ResyncPeriod %v", o.ResyncPeriod)
+	}
+	if o.InitialSyncWorkers < 0 {
+		return fmt.Errorf("kube: negative InitialSyncWorkers %d", o.InitialSyncWorkers)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"reflect"
+	"runtime"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,15 +17,16 @@ import (
 func TestOptionsDefaults(t *testing.T) {
 	got := Options{}.defaults()
 	want := map[string]any{
-		"ClusterID":         DefaultClusterID,
-		"DomainSuffix":      "cluster.local",
-		"TrustDomain":       "cluster.local",
-		"NamespaceSelector": (*metav1.LabelSelector)(nil),
-		"SystemNamespace":   "istio-system",
-		"Network":           model.NetworkID(""),
-		"NetworkCIDRs":      map[netip.Prefix]model.NetworkID(nil),
-		"Logger":            nil, // checked below
-		"ResyncPeriod":      got.ResyncPeriod,
+		"ClusterID":          DefaultClusterID,
+		"DomainSuffix":       "cluster.local",
+		"TrustDomain":        "cluster.local",
+		"NamespaceSelector":  (*metav1.LabelSelector)(nil),
+		"SystemNamespace":    "istio-system",
+		"Network":            model.NetworkID(""),
+		"NetworkCIDRs":       map[netip.Prefix]model.NetworkID(nil),
+		"Logger":             nil, // checked below
+		"ResyncPeriod":       got.ResyncPeriod,
+		"InitialSyncWorkers": runtime.GOMAXPROCS(0),
 	}
 	v := reflect.ValueOf(got)
 	for i := range v.NumField() {
@@ -48,8 +50,8 @@ func TestOptionsDefaults(t *testing.T) {
 		t.Errorf("ResyncPeriod default = %v, want 0", got.ResyncPeriod)
 	}
 	// Set fields are kept.
-	set := Options{ClusterID: "x", DomainSuffix: "d", TrustDomain: "t", SystemNamespace: "s", Network: "n"}.defaults()
-	if set.ClusterID != "x" || set.DomainSuffix != "d" || set.TrustDomain != "t" || set.SystemNamespace != "s" || set.Network != "n" {
+	set := Options{ClusterID: "x", DomainSuffix: "d", TrustDomain: "t", SystemNamespace: "s", Network: "n", InitialSyncWorkers: 3}.defaults()
+	if set.ClusterID != "x" || set.DomainSuffix != "d" || set.TrustDomain != "t" || set.SystemNamespace != "s" || set.Network != "n" || set.InitialSyncWorkers != 3 {
 		t.Errorf("defaults overwrote set fields: %+v", set)
 	}
 }
@@ -68,5 +70,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	}
 	if _, err := New(f, Options{ResyncPeriod: -1}); err == nil {
 		t.Error("New accepted a negative resync period")
+	}
+	if _, err := New(f, Options{InitialSyncWorkers: -1}); err == nil {
+		t.Error("New accepted a negative InitialSyncWorkers")
 	}
 }

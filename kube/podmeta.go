@@ -56,10 +56,16 @@ func (c *Controller) dropPodMemo(pod *podInfo) {
 // podEndpoint returns the pod's endpoint metadata: its workload's
 // endpoint, or, for a pod that yields no workload (no IP in its status
 // yet, or terminal) but is named by a slice, podEndpoint computed afresh.
-// The result is shared: read it, do not change it. c.mu must be held.
-func (c *Controller) podEndpoint(pod *podInfo) *model.Endpoint {
-	if w, err := c.podWorkload(pod); err == nil {
-		return &w.Endpoint
+// With memoize false, a memo that is not current is neither used nor
+// replaced: the result is computed afresh. The result is shared: read
+// it, do not change it. c.mu must be held.
+func (c *Controller) podEndpoint(pod *podInfo, memoize bool) *model.Endpoint {
+	if memoize {
+		if w, err := c.podWorkload(pod); err == nil {
+			return &w.Endpoint
+		}
+	} else if m := &pod.memo; m.w != nil && m.node == c.objs.nodes[pod.nodeName] && m.network == c.net.cluster {
+		return &m.w.Endpoint
 	}
 	ep := podEndpoint(pod, c.podEnv(pod.nodeName))
 	return &ep

@@ -236,21 +236,34 @@ func newObjects() *objects {
 // setDeps replaces the recorded dependencies of a service; deps must be
 // sorted (compareDeps) and without repeats.
 func (o *objects) setDeps(svc types.NamespacedName, deps []dep) {
-	old, ok := o.deps[svc]
-	if ok && old.equal(deps) {
+	if old, ok := o.deps[svc]; ok && old.equal(deps) {
 		return // the index already holds every one
 	}
+	o.replaceDeps(svc, newDepSet(deps))
+}
+
+// setDepSet is setDeps with the dependencies already in a depSet.
+func (o *objects) setDepSet(svc types.NamespacedName, s depSet) {
+	if old, ok := o.deps[svc]; ok && slices.Equal(old.names, s.names) && slices.Equal(old.ips, s.ips) {
+		return
+	}
+	o.replaceDeps(svc, s)
+}
+
+// replaceDeps records s as the dependencies of svc in place of the old
+// ones.
+func (o *objects) replaceDeps(svc types.NamespacedName, s depSet) {
+	old := o.deps[svc]
 	for _, d := range old.names {
 		removeFromList(o.rdeps, d, svc)
 	}
 	for _, ip := range old.ips {
 		removeFromIPList(&o.rdepsIP, ip, svc)
 	}
-	if len(deps) == 0 {
+	if len(s.names)+len(s.ips) == 0 {
 		delete(o.deps, svc)
 		return
 	}
-	s := newDepSet(deps)
 	o.deps[svc] = s
 	for _, d := range s.names {
 		addToList(o.rdeps, d, svc)

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -120,11 +122,130 @@ func (c *Controller) syncService(key types.NamespacedName) {
 		return
 	}
 	svc, diags := c.convertService(key, obj)
-	eps, epDiags, deps := c.serviceEndpoints(key, svc)
+	eps, epDiags, deps := c.serviceEndpoints(key, svc, &c.scratch, true)
 	c.objs.setDeps(key, deps)
+	c.writeService(key, svc, eps, append(diags, epDiags...))
+}
+
+// writeService writes a converted service, its endpoints and its
+// diagnostics to the store.
+func (c *Controller) writeService(key types.NamespacedName, svc *model.Service, eps []*model.Endpoint, diags []model.Diagnostic) {
 	c.store.UpsertService(svc)
-	c.store.SetEndpoints(skey, eps)
-	c.store.SetDiagnostics(owner, append(diags, epDiags...))
+	c.store.SetEndpoints(svc.Key(), eps)
+	c.store.SetDiagnostics(serviceOwner(key), diags)
+}
+
+// primeLocked marks the controller primed and converts every object the
+// informers' initial lists delivered: nothing was marked dirty before
+// (markService, markPod), and the store is still empty. The pods'
+// memoized workloads are brought up to date first (most were computed as
+// the pods arrived); then Options.InitialSyncWorkers goroutines compute
+// the services' endpoints, reading the controller's state only, while
+// this one publishes the pods' workloads and then writes the services.
+// It returns the number of conversions. c.mu must be held.
+func (c *Controller) primeLocked() int {
+	c.primed = true
+	c.dirty.reset()
+	for key, pod := range c.objs.pods {
+		if c.namespaceSelected(key.Namespace) {
+			_, _ = c.podWorkload(pod) // a pod without a workload has no memo
+		}
+	}
+	if len(c.objs.rdeps) == 0 {
+		// Most dependencies are pods and nodes: one growth, not twenty.
+		c.objs.rdeps = make(map[nameDep]list[types.NamespacedName], len(c.objs.pods)+len(c.objs.nodes))
+	}
+	keys := make([]types.NamespacedName, 0, len(c.objs.services))
+	for key := range c.objs.services {
+		keys = append(keys, key)
+	}
+	for key := range c.objs.slices {
+		if c.objs.services[key] == nil {
+			keys = append(keys, key) // slices without their service
+		}
+	}
+	c.syncServices(keys, func() {
+		// Memos are current: syncPod only reads them.
+		for key := range c.objs.pods {
+			c.syncPod(key)
+		}
+	})
+	return len(c.objs.pods) + len(keys)
+}
+
+// minServicesPerWorker is the fewest services worth a goroutine of their
+// own in syncServices.
+const minServicesPerWorker = 64
+
+// syncServices runs meanwhile, then syncService for every key, with the
+// computation of existing services' endpoints spread over
+// Options.InitialSyncWorkers goroutines that start before meanwhile. The
+// workers read the controller's objects and the pods' memos, which
+// nothing changes meanwhile: c.mu is held, and this goroutine writes only
+// what they do not read (the dependency index, the service memo, the
+// store); meanwhile must not change the objects or the memos either.
+// c.mu must be held.
+func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func()) {
+	workers := min(c.opts.InitialSyncWorkers, len(keys)/minServicesPerWorker)
+	if workers <= 1 {
+		meanwhile()
+		for _, key := range keys {
+			c.syncService(key)
+		}
+		return
+	}
+	type result struct {
+		key     types.NamespacedName
+		done    bool // false: left to syncService
+		obj     *corev1.Service
+		svc     *model.Service
+		svcDiag []model.Diagnostic
+		eps     []*model.Endpoint
+		epDiag  []model.Diagnostic
+		deps    depSet
+	}
+	// Room for every result: the workers never wait for this goroutine,
+	// which is busy with meanwhile first.
+	results := make(chan result, len(keys))
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		cfg  = c.serviceConfig()
+	)
+	for range workers {
+		wg.Go(func() {
+			var scratch endpointScratch
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(keys) {
+					return
+				}
+				r := result{key: keys[i], obj: c.objs.services[keys[i]]}
+				if r.obj != nil && c.namespaceSelected(r.key.Namespace) {
+					var deps []dep
+					r.svc, r.svcDiag = convertService(r.obj, cfg)
+					r.eps, r.epDiag, deps = c.serviceEndpoints(r.key, r.svc, &scratch, false)
+					r.deps, r.done = newDepSet(deps), true
+				}
+				results <- r
+			}
+		})
+	}
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	meanwhile()
+	for r := range results {
+		if !r.done {
+			c.syncService(r.key)
+			continue
+		}
+		diags := slices.Clip(r.svcDiag) // appended to below
+		c.svcMemo[r.key] = svcMemoEntry{obj: r.obj, svc: r.svc, diags: diags}
+		c.objs.setDepSet(r.key, r.deps)
+		c.writeService(r.key, r.svc, r.eps, append(diags, r.epDiag...))
+	}
 }
 
 // convertService returns convertService(obj) for the controller's
@@ -137,10 +258,15 @@ func (c *Controller) convertService(key types.NamespacedName, obj *corev1.Servic
 	if e, ok := c.svcMemo[key]; ok && e.obj == obj {
 		return e.svc, e.diags
 	}
-	svc, diags := convertService(obj, serviceConfig{cluster: c.opts.ClusterID, domainSuffix: c.opts.DomainSuffix, trustDomain: c.opts.TrustDomain})
+	svc, diags := convertService(obj, c.serviceConfig())
 	diags = slices.Clip(diags) // callers append to it
 	c.svcMemo[key] = svcMemoEntry{obj: obj, svc: svc, diags: diags}
 	return svc, diags
+}
+
+// serviceConfig is what convertService takes of the options.
+func (c *Controller) serviceConfig() serviceConfig {
+	return serviceConfig{cluster: c.opts.ClusterID, domainSuffix: c.opts.DomainSuffix, trustDomain: c.opts.TrustDomain}
 }
 
 // svcMemoEntry is a Service object's conversion.
@@ -167,28 +293,29 @@ func (c *Controller) orphanSliceDiagnostics(key types.NamespacedName) []model.Di
 // serviceEndpoints computes a service's endpoints from its slices, the
 // pods they name, their nodes, and the WorkloadEntries it selects; it
 // returns them with the diagnostics of the slices and what they were
-// computed from. The dependencies live in c.scratch: they are valid until
-// the next call.
+// computed from. It works in s, where the dependencies live: they are
+// valid until s's next use. With memoize false it leaves the pods' memos
+// as they are (workers of the initial conversion share them).
 //
 // An endpoint whose targetRef pod is not known is withheld and reported
 // pending; the recorded dependency on the pod releases it when the pod
 // arrives. An endpoint without a Pod targetRef takes the metadata of the
 // live pod holding its address, if any, else only its node's topology.
-func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Service) ([]*model.Endpoint, []model.Diagnostic, []dep) {
+func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Service, s *endpointScratch, memoize bool) ([]*model.Endpoint, []model.Diagnostic, []dep) {
 	if svc.Resolution == model.Alias {
 		return nil, nil, nil // ExternalName services have no endpoints
 	}
-	ses, diags := c.scratch.merger.merge(maps.Values(c.objs.slices[key]), c.opts.ClusterID)
+	ses, diags := s.merger.merge(maps.Values(c.objs.slices[key]), c.opts.ClusterID)
 	health := endpointHealth
 	if svc.PublishNotReadyAddresses {
 		health = publishNotReadyHealth
 	}
 	var (
 		eps  = make([]*model.Endpoint, 0, len(ses)*len(svc.Ports))
-		deps = c.scratch.deps[:0]
+		deps = s.deps[:0]
 		// The service's current list: unchanged endpoints are taken
 		// from it.
-		reuse = &c.scratch.reuser
+		reuse = &s.reuser
 	)
 	reuse.reset(c.Reader.Endpoints(svc.Key(), registry.EndpointQuery{}), len(svc.Ports))
 	defer reuse.reset(nil, 0) // no published list kept alive from here
@@ -214,7 +341,7 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 		var meta *model.Endpoint
 		if pod != nil {
 			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: pod.nodeName}})
-			meta = c.podEndpoint(pod)
+			meta = c.podEndpoint(pod, memoize)
 		} else {
 			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: se.nodeName}})
 			anon := anonymousEndpoint(se.addresses, se.nodeName, c.podEnv(se.nodeName))
@@ -248,7 +375,7 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 	// setDeps wants them.
 	slices.SortFunc(deps, compareDeps)
 	deps = slices.Compact(deps)
-	c.scratch.keepDeps(deps)
+	s.keepDeps(deps)
 	return eps, diags, deps
 }
 

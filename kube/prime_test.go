@@ -1,0 +1,160 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+)
+
+// primeCluster returns the objects of a cluster large enough for the
+// initial conversion to use several workers (see minServicesPerWorker),
+// with every kind of endpoint the conversion tells apart: by pod
+// targetRef, by address alone (the pod holding it gives the metadata),
+// pending (targetRef pod unknown), slices without their service, and a
+// namespace the selector leaves out.
+func primeCluster() []runtime.Object {
+	objs := []runtime.Object{
+		nsObj("a", map[string]string{"mesh": "on"}),
+		nsObj("b", map[string]string{"mesh": "on"}),
+		nsObj("off", nil),
+		nodeObj("n1", "r", "z1"), nodeObj("n2", "r", "z2"),
+	}
+	for i := range 400 {
+		ns := []string{"a", "b", "off"}[i%3]
+		name := fmt.Sprintf("svc-%03d", i)
+		ip := func(j int) string { return fmt.Sprintf("10.%d.%d.%d", 1+i/200, i%200, j+1) }
+		node := []string{"n1", "n2"}[i%2]
+		var eps []sliceEP
+		for j := range 3 {
+			pod := fmt.Sprintf("%s-%d", name, j)
+			objs = append(objs, podObj(ns, pod, ip(j), node, map[string]string{"app": name, "j": fmt.Sprint(j)}))
+			switch {
+			case i%5 == 1 && j == 0:
+				eps = append(eps, sliceEP{addr: ip(j), ready: true}) // by address
+			case i%5 == 2 && j == 0:
+				eps = append(eps, sliceEP{addr: "10.250.0.1", pod: "missing", ready: true}) // pending
+			default:
+				eps = append(eps, sliceEP{addr: ip(j), pod: pod, ready: j != 2})
+			}
+		}
+		if i%5 != 3 { // slices without their service
+			objs = append(objs, svcObj(ns, name, fmt.Sprintf("10.96.%d.%d", i/200, i%200+1), map[string]string{"app": name}, svcPort("http", 80)))
+		}
+		objs = append(objs, sliceObj(ns, name+"-x", name, discoveryv1.AddressTypeIPv4, 8080, eps...))
+	}
+	return objs
+}
+
+// TestPrimeWorkers checks the initial conversion: with several workers it
+// yields the registry it yields on one goroutine, and both are the
+// registry a controller builds from the same objects arriving one by one
+// after its start.
+func TestPrimeWorkers(t *testing.T) {
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"mesh": "on"}}
+	serial := dump(t, startController(t, newFakeCluster(primeCluster()...), Options{NamespaceSelector: sel, InitialSyncWorkers: 1}))
+	parallel := dump(t, startController(t, newFakeCluster(primeCluster()...), Options{NamespaceSelector: sel, InitialSyncWorkers: 4}))
+	if parallel != serial {
+		t.Errorf("dump with 4 initial workers differs from the dump with 1 (-1 +4):\n%s", cmp.Diff(serial, parallel))
+	}
+
+	// What the workers recorded of each service's dependencies serves
+	// the changes after the start: pods relabelled, the pending pods'
+	// arrival. The registry then matches a fresh controller's over the
+	// changed objects.
+	f := newFakeCluster(primeCluster()...)
+	c := startController(t, f, Options{NamespaceSelector: sel, InitialSyncWorkers: 4})
+	changed := primeCluster()
+	for _, ns := range []string{"a", "b"} {
+		missing := podObj(ns, "missing", "10.250.0.1", "n1", map[string]string{"arrived": "yes"})
+		_, err := f.CoreV1().Pods(ns).Create(context.Background(), missing, metav1.CreateOptions{})
+		mustNot(t, err)
+		changed = append(changed, missing)
+	}
+	for _, o := range changed {
+		if p, ok := o.(*corev1.Pod); ok && p.Labels["j"] == "1" && len(p.Name)%2 == 0 {
+			p.Labels["changed"] = "yes"
+			_, err := f.CoreV1().Pods(p.Namespace).Update(context.Background(), p, metav1.UpdateOptions{})
+			mustNot(t, err)
+		}
+	}
+	want := dump(t, startController(t, newFakeCluster(changed...), Options{NamespaceSelector: sel, InitialSyncWorkers: 1}))
+	deadline := time.Now().Add(10 * time.Second)
+	for got := dump(t, c); got != want; got = dump(t, c) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after changes, the registry primed by 4 workers differs from a fresh one (-fresh +changed):\n%s", cmp.Diff(want, got))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	f = newFakeCluster()
+	c = startController(t, f, Options{NamespaceSelector: sel})
+	ctx := context.Background()
+	// The fake's watch channels hold 100 events: each batch of writes
+	// waits until the informers hold what it wrote.
+	const batch = 25
+	var written []metav1.Object
+	inCache := func() bool {
+		for _, o := range written {
+			var inf cache.SharedIndexInformer
+			switch o.(type) {
+			case *corev1.Namespace:
+				inf = c.factory.Core().V1().Namespaces().Informer()
+			case *corev1.Node:
+				inf = c.factory.Core().V1().Nodes().Informer()
+			case *corev1.Pod:
+				inf = c.factory.Core().V1().Pods().Informer()
+			case *corev1.Service:
+				inf = c.factory.Core().V1().Services().Informer()
+			case *discoveryv1.EndpointSlice:
+				inf = c.factory.Discovery().V1().EndpointSlices().Informer()
+			}
+			key := o.GetName()
+			if o.GetNamespace() != "" {
+				key = o.GetNamespace() + "/" + key
+			}
+			if _, ok, _ := inf.GetStore().GetByKey(key); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	for i, o := range primeCluster() {
+		if i%batch == 0 {
+			waitFor(t, "the informers to hold the objects written", inCache)
+			written = written[:0]
+		}
+		written = append(written, o.(metav1.Object))
+		var err error
+		switch o := o.(type) {
+		case *corev1.Namespace:
+			_, err = f.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.Node:
+			_, err = f.CoreV1().Nodes().Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.Pod:
+			_, err = f.CoreV1().Pods(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.Service:
+			_, err = f.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *discoveryv1.EndpointSlice:
+			_, err = f.DiscoveryV1().EndpointSlices(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		default:
+			t.Fatalf("unexpected object %T", o)
+		}
+		mustNot(t, err)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for got := dump(t, c); got != serial; got = dump(t, c) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the registry built object by object differs from the primed one (-primed +incremental):\n%s", cmp.Diff(serial, got))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -151,6 +151,7 @@ func (c *Controller) primeLocked() int {
 			_, _ = c.podWorkload(pod) // a pod without a workload has no memo
 		}
 	}
+	c.store.Reserve(len(c.objs.services), len(c.objs.pods))
 	if len(c.objs.rdeps) == 0 {
 		// Most dependencies are pods and nodes: one growth, not twenty.
 		c.objs.rdeps = make(map[nameDep]list[types.NamespacedName], len(c.objs.pods)+len(c.objs.nodes))

@@ -56,6 +56,15 @@ func (m *Map[V]) Delete(ip netip.Addr) {
 	}
 }
 
+// Reserve makes an empty map ready for about n IPv4 addresses, so that
+// filling it does not grow it step by step. On a map that holds any
+// address it does nothing.
+func (m *Map[V]) Reserve(n int) {
+	if m.Len() == 0 && n > 0 {
+		m.v4 = make(map[uint32]V, n)
+	}
+}
+
 // Len returns the number of addresses in the map.
 func (m *Map[V]) Len() int { return len(m.v4) + len(m.v6) }
 

@@ -72,3 +72,15 @@ func BenchmarkGet(b *testing.B) {
 		}
 	})
 }
+
+func TestReserve(t *testing.T) {
+	a, b := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("fd00::1")
+	var m Map[int]
+	m.Reserve(100)
+	m.Set(a, 1)
+	m.Set(b, 2)
+	m.Reserve(100) // not empty: nothing
+	if m.Get(a) != 1 || m.Get(b) != 2 || m.Len() != 2 {
+		t.Errorf("after Reserve: %d, %d, len %d; want 1, 2, len 2", m.Get(a), m.Get(b), m.Len())
+	}
+}

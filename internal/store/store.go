@@ -91,6 +91,24 @@ func New(shard model.ShardKey) *Store {
 	}
 }
 
+// Reserve makes an empty store ready for about the given numbers of
+// services and of workloads (and of addresses: one per workload), so
+// that a registry's initial state does not grow its maps step by step.
+// It does nothing to a store that holds anything.
+func (s *Store) Reserve(services, workloads int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.services) > 0 || len(s.endpoints) > 0 || len(s.workloads) > 0 {
+		return
+	}
+	s.services = make(map[model.ServiceKey]*model.Service, services)
+	s.byHost = make(map[model.Hostname]hostServices, services)
+	s.endpoints = make(map[model.ServiceKey]*endpointSet, services)
+	s.workloads = make(map[model.WorkloadKey]*model.WorkloadInstance, workloads)
+	s.workloadsByIP.Reserve(workloads)
+	s.byIP.Reserve(workloads)
+}
+
 // Shard returns the store's shard.
 func (s *Store) Shard() model.ShardKey { return s.shard }
 

@@ -332,3 +332,27 @@ func permutations(n int, f func([]int)) {
 	}
 	gen(n)
 }
+
+// Reserve sizes an empty store and leaves one that holds anything alone:
+// either way, the store holds and answers the same.
+func TestReserve(t *testing.T) {
+	for _, reserveAfter := range []int{0, 1} {
+		s := store.New(kubeShard)
+		r := s.Reader()
+		ws := []*model.WorkloadInstance{pod("default", "a", "10.1.0.1"), pod("default", "b", "10.1.0.2")}
+		for i, w := range ws {
+			if i == reserveAfter {
+				s.Reserve(10, 100)
+			}
+			s.UpsertWorkload(w)
+		}
+		if got := r.Workloads(); len(got) != 2 {
+			t.Errorf("Reserve after %d workloads: Workloads() = %v, want both", reserveAfter, got)
+		}
+		for _, w := range ws {
+			if got := r.WorkloadsByIP(w.Endpoint.Addresses[0]); len(got) != 1 || got[0] != w {
+				t.Errorf("Reserve after %d workloads: WorkloadsByIP(%v) = %v", reserveAfter, w.Endpoint.Addresses[0], got)
+			}
+		}
+	}
+}

@@ -10,9 +10,12 @@
 // every change converts only what it affects:
 // a slice change recomputes its service's endpoints, a pod change the
 // pod's workload and the services whose endpoints name the pod or its IPs,
-// a node change the endpoints and workloads of its pods. HasSynced turns
-// true once the initial lists are converted and delivered to every
-// handler.
+// a node change the endpoints and workloads of its pods. The initial
+// lists are converted once, after every informer has delivered its list
+// (no endpoint is computed twice while pods and slices arrive), with the
+// services' endpoints computed on Options.InitialSyncWorkers goroutines.
+// HasSynced turns true once the initial lists are converted and delivered
+// to every handler.
 //
 // Values handed out are never modified. An endpoint that did not change
 // when its service was recomputed keeps its identity: the registry hands

@@ -348,20 +348,7 @@ func (r *endpointReuser) find(k int, ep *model.Endpoint) *model.Endpoint {
 		i = r.at[k]
 	}
 	if i < 0 || (i > 0 && model.CompareEndpoints(prev[i-1], ep) >= 0) {
-		// The port's first lookup, or one out of order: a binary search
-		// (by hand: through slices.BinarySearchFunc's function value ep
-		// would escape, and every candidate endpoint would be allocated
-		// whether it is reused or not).
-		lo, hi := 0, len(prev)
-		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			if model.CompareEndpoints(prev[m], ep) < 0 {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		i = lo
+		i = searchEndpoints(prev, ep) // the port's first lookup, or one out of order
 	} else {
 		for i < len(prev) && model.CompareEndpoints(prev[i], ep) < 0 {
 			i++
@@ -376,4 +363,21 @@ func (r *endpointReuser) find(k int, ep *model.Endpoint) *model.Endpoint {
 		}
 	}
 	return nil
+}
+
+// searchEndpoints returns the index of the first endpoint of eps (sorted
+// by model.CompareEndpoints) that does not sort before ep. A binary
+// search by hand: through slices.BinarySearchFunc's function value ep
+// would escape, and a lookup would allocate the endpoint looked up.
+func searchEndpoints(eps []*model.Endpoint, ep *model.Endpoint) int {
+	lo, hi := 0, len(eps)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if model.CompareEndpoints(eps[m], ep) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }

@@ -1,9 +1,13 @@
 package kube
 
 import (
+	"cmp"
 	"maps"
+	"net/netip"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -18,10 +22,26 @@ import (
 type dirtySet struct {
 	services set[types.NamespacedName]
 	pods     set[types.NamespacedName]
+	// patches holds, per service, pods whose metadata changed while
+	// everything that decides which of the service's endpoints they back
+	// did not (see onPod): the next flush rewrites those endpoints only,
+	// unless the service is in services.
+	patches map[types.NamespacedName][]types.NamespacedName
+	// conditions holds, per service, a slice whose endpoints' conditions
+	// alone changed (see onSlice): the next flush rewrites the health of
+	// those endpoints only, unless the service is in services.
+	conditions map[types.NamespacedName]conditionChange
 }
 
+// conditionChange is a slice replaced by one that differs in its
+// endpoints' conditions only.
+type conditionChange struct{ old, cur *sliceInfo }
+
 func newDirtySet() dirtySet {
-	return dirtySet{services: set[types.NamespacedName]{}, pods: set[types.NamespacedName]{}}
+	return dirtySet{
+		services: set[types.NamespacedName]{}, pods: set[types.NamespacedName]{},
+		patches: map[types.NamespacedName][]types.NamespacedName{}, conditions: map[types.NamespacedName]conditionChange{},
+	}
 }
 
 // maxReusedDirty is the size above which reset drops a dirty set's map
@@ -40,6 +60,16 @@ func (d *dirtySet) reset() {
 			clear(*m)
 		}
 	}
+	if len(d.patches) > maxReusedDirty {
+		d.patches = map[types.NamespacedName][]types.NamespacedName{}
+	} else {
+		clear(d.patches)
+	}
+	if len(d.conditions) > maxReusedDirty {
+		d.conditions = map[types.NamespacedName]conditionChange{}
+	} else {
+		clear(d.conditions)
+	}
 }
 
 // markService and markPod mark a service or a pod dirty. Before the
@@ -57,6 +87,14 @@ func (c *Controller) markPod(key types.NamespacedName) {
 	}
 }
 
+// markPatch records that the endpoints of svc that pod backs must be
+// rewritten with the pod's metadata.
+func (c *Controller) markPatch(svc, pod types.NamespacedName) {
+	if c.primed && !slices.Contains(c.dirty.patches[svc], pod) {
+		c.dirty.patches[svc] = append(c.dirty.patches[svc], pod)
+	}
+}
+
 func (c *Controller) markDependents(d dep) {
 	for _, svc := range c.objs.dependents(d) {
 		c.markService(svc)
@@ -69,11 +107,66 @@ func (c *Controller) onService(key types.NamespacedName, svc *corev1.Service) {
 	c.markService(key)
 }
 
-// onSlice: the services owning the slice before and after change.
+// onSlice: the services owning the slice before and after change; or,
+// when only the conditions of the endpoints of a service's one slice
+// changed, the health of those endpoints (see conditionsOnly).
 func (c *Controller) onSlice(key types.NamespacedName, s *sliceInfo) {
-	for _, svc := range c.objs.setSlice(key, s) {
+	old := c.objs.slice(key)
+	touched := c.objs.setSlice(key, s)
+	if c.primed && len(touched) == 1 && len(c.objs.slices[touched[0]]) == 1 && c.conditionsOnly(old, s) {
+		if _, full := c.dirty.services[touched[0]]; !full {
+			if prior, ok := c.dirty.conditions[touched[0]]; ok {
+				old = prior.old // changed twice before a flush
+			}
+			c.dirty.conditions[touched[0]] = conditionChange{old: old, cur: s}
+			return
+		}
+	}
+	for _, svc := range touched {
 		c.markService(svc)
 	}
+}
+
+// conditionsOnly reports whether cur differs from old, a slice that is
+// its service's only one, in its endpoints' conditions alone, and whether
+// the slice is one where each endpoint is one workload: one address per
+// endpoint, no address and no targetRef pod listed twice. Then merging
+// the service's slices pairs each endpoint with itself, before and after,
+// and the service's endpoints differ only in the health of the endpoints
+// whose conditions changed. c.mu must be held.
+func (c *Controller) conditionsOnly(old, cur *sliceInfo) bool {
+	if old == nil || cur == nil || old.service != cur.service || old.addressType != cur.addressType ||
+		!old.created.Equal(&cur.created) || len(old.endpoints) != len(cur.endpoints) ||
+		!maps.Equal(old.ports, cur.ports) || !slices.Equal(old.badPorts, cur.badPorts) || !slices.Equal(old.badAddrs, cur.badAddrs) {
+		return false
+	}
+	switch cur.addressType {
+	case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6:
+	default:
+		return false
+	}
+	addrs := c.scratch.addrs[:0]
+	pods := c.scratch.pods[:0]
+	defer func() {
+		clear(pods)
+		c.scratch.addrs, c.scratch.pods = addrs[:0], pods[:0]
+	}()
+	for i := range cur.endpoints {
+		o, n := &old.endpoints[i], &cur.endpoints[i]
+		if len(n.addrs) != 1 || !slices.Equal(o.addrs, n.addrs) || o.pod != n.pod || o.nodeName != n.nodeName {
+			return false
+		}
+		addrs = append(addrs, n.addrs[0])
+		if n.pod.Name != "" {
+			pods = append(pods, n.pod)
+		}
+	}
+	nPods := len(pods)
+	slices.SortFunc(addrs, netip.Addr.Compare)
+	slices.SortFunc(pods, func(a, b types.NamespacedName) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return len(slices.Compact(addrs)) == len(cur.endpoints) && len(slices.Compact(pods)) == nPods
 }
 
 // onPod: the pod's workload, and the services whose endpoints named the
@@ -93,6 +186,22 @@ func (c *Controller) onPod(key types.NamespacedName, pod *podInfo) {
 		// network arrive later, the flush computes it again. (Pods of
 		// namespaces not known yet to be selected are left to the flush.)
 		_, _ = c.podWorkload(pod)
+	}
+	if old != nil && pod != nil && old.nodeName == pod.nodeName && slices.Equal(old.addrs, pod.addrs) {
+		// The pod changed but not what decides which endpoints it
+		// backs: its name, node and IPs (which endpoints name it or its
+		// IPs, which pod holds an IP, the dependencies on its node).
+		// Those endpoints take the new metadata; nothing else of the
+		// services changes, so they are patched, not recomputed.
+		for _, svc := range c.objs.dependents(dep{kind: depPod, name: key}) {
+			c.markPatch(svc, key)
+		}
+		for _, a := range pod.addrs {
+			for _, svc := range c.objs.dependents(dep{kind: depIP, ip: a}) {
+				c.markPatch(svc, key)
+			}
+		}
+		return
 	}
 	c.markDependents(dep{kind: depPod, name: key})
 	for _, p := range [...]*podInfo{old, pod} {

@@ -342,6 +342,15 @@ func (o *objects) setSlice(key types.NamespacedName, s *sliceInfo) []types.Names
 	return touched
 }
 
+// slice returns the stored slice of that key, or nil.
+func (o *objects) slice(key types.NamespacedName) *sliceInfo {
+	owner, ok := o.sliceOwner[key]
+	if !ok {
+		return nil
+	}
+	return o.slices[owner][key.Name]
+}
+
 // setService stores (svc != nil) or removes a service.
 func (o *objects) setService(key types.NamespacedName, svc *corev1.Service) (old *corev1.Service) {
 	old = o.services[key]

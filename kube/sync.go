@@ -34,8 +34,118 @@ func (c *Controller) flushLocked() int {
 	for key := range c.dirty.services {
 		c.syncService(key)
 	}
+	for key, pods := range c.dirty.patches {
+		if _, done := c.dirty.services[key]; !done {
+			c.patchService(key, pods)
+			n++
+		}
+	}
+	for key, ch := range c.dirty.conditions {
+		if _, done := c.dirty.services[key]; !done {
+			c.patchConditions(key, ch)
+			n++
+		}
+	}
 	c.dirty.reset()
 	return n
+}
+
+// patchConditions rewrites the health of the endpoints whose conditions
+// changed in the service's only slice: what serviceEndpoints would
+// compute when nothing else changed (see Controller.conditionsOnly). The
+// endpoint of a slice endpoint is the one whose primary address is the
+// slice endpoint's address, per service port; a withheld one has none.
+// c.mu must be held.
+func (c *Controller) patchConditions(key types.NamespacedName, ch conditionChange) {
+	obj := c.objs.services[key]
+	if obj == nil || !c.namespaceSelected(key.Namespace) {
+		return // no endpoints published, and the diagnostics name slices only
+	}
+	svc, _ := c.convertService(key, obj)
+	health := endpointHealth
+	if svc.PublishNotReadyAddresses {
+		health = publishNotReadyHealth
+	}
+	prev := c.Reader.Endpoints(svc.Key(), registry.EndpointQuery{})
+	var out []*model.Endpoint // a copy of prev, once something changes
+	for i := range ch.cur.endpoints {
+		o, n := &ch.old.endpoints[i], &ch.cur.endpoints[i]
+		if o.conditions == n.conditions {
+			continue
+		}
+		h := health(n.conditions)
+		for _, p := range svc.Ports {
+			num, ok := ch.cur.ports[p.Name]
+			if !ok {
+				continue
+			}
+			probe := model.Endpoint{Addresses: n.addrs[:1], ServicePortName: p.Name, Cluster: c.opts.ClusterID, Port: num}
+			j := searchEndpoints(prev, &probe)
+			if j == len(prev) || model.CompareEndpoints(prev[j], &probe) != 0 || prev[j].Health == h {
+				continue // withheld, or unchanged
+			}
+			if out == nil {
+				out = slices.Clone(prev)
+			}
+			ep := new(model.Endpoint)
+			*ep = *prev[j]
+			ep.Health = h
+			out[j] = ep
+		}
+	}
+	if out != nil {
+		c.store.SetEndpoints(svc.Key(), out)
+	}
+}
+
+// patchService rewrites the endpoints of a service that the given pods
+// back, with the pods' current metadata: what serviceEndpoints would
+// compute when nothing changed but those pods' metadata (see onPod). An
+// endpoint took its metadata from a pod exactly when it names the pod as
+// its workload. Unchanged endpoints keep their identity, the list its
+// order (the sort keys are the slice's: port, address). When a pod is
+// gone after all, the service is recomputed instead. c.mu must be held.
+func (c *Controller) patchService(key types.NamespacedName, pods []types.NamespacedName) {
+	if c.objs.services[key] == nil || !c.namespaceSelected(key.Namespace) {
+		return // no endpoints published
+	}
+	skey := model.ServiceKey{Namespace: key.Namespace, Hostname: model.KubeServiceHostname(key.Name, key.Namespace, c.opts.DomainSuffix)}
+	prev := c.Reader.Endpoints(skey, registry.EndpointQuery{})
+	var out []*model.Endpoint // a copy of prev, once something changes
+	for i, ep := range prev {
+		if ep.WorkloadKind != model.KindPod {
+			continue
+		}
+		pk := types.NamespacedName{Namespace: ep.WorkloadNamespace, Name: ep.WorkloadName}
+		if !slices.Contains(pods, pk) {
+			continue
+		}
+		pod := c.lookupPod(pk)
+		if pod == nil {
+			c.syncService(key)
+			return
+		}
+		meta := c.podEndpoint(pod, true)
+		n := *meta
+		if !slices.Equal(meta.Addresses, ep.Addresses) {
+			n.Addresses = ep.Addresses // the slice's, immutable
+		}
+		n.Hostname = ""
+		n.Port = ep.Port
+		n.ServicePortName = ep.ServicePortName
+		n.Health = ep.Health
+		if n.Equals(ep) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(prev)
+		}
+		out[i] = new(model.Endpoint)
+		*out[i] = n // n itself stays on the stack
+	}
+	if out != nil {
+		c.store.SetEndpoints(skey, out)
+	}
 }
 
 // podEnv returns the environment of a pod on the named node.
@@ -388,6 +498,9 @@ type endpointScratch struct {
 	merger sliceMerger
 	reuser endpointReuser
 	deps   []dep
+	// addrs and pods are conditionsOnly's.
+	addrs []netip.Addr
+	pods  []types.NamespacedName
 }
 
 // maxKeptDeps bounds the dependency buffer kept between computations.

@@ -339,10 +339,14 @@ func runKube(t *testing.T, client *kubefake.Clientset) *kube.Controller {
 }
 
 // settleKube polls until ready() holds, the controller is Settled, and two
-// dumps 50ms apart are identical; it returns the dump.
+// dumps 50ms apart are identical; it returns the dump. It waits up to two
+// minutes: a client-go reflector backs off 0.8 s doubling up to 30 s
+// between failed lists and watches, a round can fail one resource several
+// times in a row, and under -race on a loaded machine one round was seen
+// to need more than a minute to reconnect.
 func settleKube(t *testing.T, kc *kube.Controller, ready func() bool) []byte {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	var prev []byte
 	for time.Now().Before(deadline) {
 		if kc.HasSynced() && ready() && kc.Settled() {

@@ -1,0 +1,100 @@
+package kube
+
+import (
+	"context"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
+)
+
+// TestPodPatch changes pods in ways that keep which endpoints they back
+// (labels, service account, phase: the endpoints are patched) and in ways
+// that do not (IP, node: the service is recomputed). After each change
+// the registry equals a fresh controller's over the same objects, and
+// the endpoints of pods that did not change keep their identity.
+func TestPodPatch(t *testing.T) {
+	base := func() []runtime.Object {
+		return []runtime.Object{
+			nodeObj("n1", "r", "z1"), nodeObj("n2", "r", "z2"),
+			svcObj("ns", "web", "10.96.0.1", map[string]string{"app": "web"}, svcPort("http", 80)),
+			svcObj("ns", "other", "10.96.0.2", map[string]string{"app": "web"}, svcPort("http", 80)),
+			podObj("ns", "a", "10.0.0.1", "n1", map[string]string{"app": "web"}),
+			podObj("ns", "b", "10.0.0.2", "n1", map[string]string{"app": "web"}),
+			podObj("ns", "c", "10.0.0.3", "n2", map[string]string{"app": "web"}),
+			// a by targetRef, b by address alone, c by targetRef in both
+			// services.
+			sliceObj("ns", "web-1", "web", discoveryv1.AddressTypeIPv4, 8080,
+				sliceEP{addr: "10.0.0.1", pod: "a", ready: true}, sliceEP{addr: "10.0.0.2", ready: true}, sliceEP{addr: "10.0.0.3", pod: "c", ready: false}),
+			sliceObj("ns", "other-1", "other", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.3", pod: "c", ready: true}),
+		}
+	}
+	tests := []struct {
+		name   string
+		pod    string
+		change func(*corev1.Pod)
+	}{
+		{"label of a pod by targetRef", "a", func(p *corev1.Pod) { p.Labels["version"] = "v2" }},
+		{"label of a pod by address", "b", func(p *corev1.Pod) { p.Labels["version"] = "v2" }},
+		{"label of a pod in two services", "c", func(p *corev1.Pod) { p.Labels["version"] = "v2" }},
+		{"network label", "a", func(p *corev1.Pod) { p.Labels[labelNetwork] = "net2" }},
+		{"service account", "c", func(p *corev1.Pod) { p.Spec.ServiceAccountName = "other" }},
+		{"phase to terminal", "a", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }},
+		{"nothing", "b", func(*corev1.Pod) {}},
+		{"IP", "a", func(p *corev1.Pod) { p.Status.PodIP, p.Status.PodIPs = "10.0.0.9", []corev1.PodIP{{IP: "10.0.0.9"}} }},
+		{"node", "c", func(p *corev1.Pod) { p.Spec.NodeName = "n1" }},
+		{"IP taken by the address-only endpoint's pod", "b", func(p *corev1.Pod) { p.Status.PodIP, p.Status.PodIPs = "10.0.0.7", []corev1.PodIP{{IP: "10.0.0.7"}} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeCluster(base()...)
+			c := startController(t, f, Options{})
+			before := map[string]*model.Endpoint{}
+			for _, svc := range []string{"web", "other"} {
+				for _, ep := range c.Endpoints(skey("ns", svc), registry.EndpointQuery{}) {
+					before[svc+"/"+ep.WorkloadName+"/"+ep.Address()] = ep
+				}
+			}
+
+			pod, err := f.CoreV1().Pods("ns").Get(context.Background(), tt.pod, metav1.GetOptions{})
+			mustNot(t, err)
+			pod.Labels = maps.Clone(pod.Labels)
+			tt.change(pod)
+			_, err = f.CoreV1().Pods("ns").Update(context.Background(), pod, metav1.UpdateOptions{})
+			mustNot(t, err)
+
+			changed := base()
+			for i, o := range changed {
+				if p, ok := o.(*corev1.Pod); ok && p.Name == tt.pod {
+					changed[i] = pod.DeepCopy()
+				}
+			}
+			want := dump(t, startController(t, newFakeCluster(changed...), Options{}))
+			deadline := time.Now().Add(10 * time.Second)
+			for got := dump(t, c); got != want; got = dump(t, c) {
+				if time.Now().After(deadline) {
+					t.Fatalf("registry differs from a fresh one over the changed objects (-fresh +changed):\n%s", cmp.Diff(want, got))
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			for _, svc := range []string{"web", "other"} {
+				for _, ep := range c.Endpoints(skey("ns", svc), registry.EndpointQuery{}) {
+					if ep.WorkloadName == tt.pod {
+						continue
+					}
+					if old := before[svc+"/"+ep.WorkloadName+"/"+ep.Address()]; old != nil && old != ep && old.Equals(ep) {
+						t.Errorf("%s: the unchanged endpoint of %s was replaced", svc, ep.WorkloadName)
+					}
+				}
+			}
+		})
+	}
+}

@@ -3,9 +3,7 @@ package kube
 import (
 	"context"
 	"testing"
-	"time"
 
-	"github.com/google/go-cmp/cmp"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -136,11 +134,5 @@ func replaceSlice(objs []runtime.Object, s *discoveryv1.EndpointSlice) []runtime
 func settle(t *testing.T, c *Controller, objs []runtime.Object, name string, s *discoveryv1.EndpointSlice) {
 	t.Helper()
 	want := dump(t, startController(t, newFakeCluster(replaceSlice(objs, s)...), Options{}))
-	deadline := time.Now().Add(10 * time.Second)
-	for got := dump(t, c); got != want; got = dump(t, c) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after changing %s, the registry differs from a fresh one (-fresh +changed):\n%s", name, cmp.Diff(want, got))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitDump(t, c, want, "after changing "+name+", the registry (want: a fresh one's)")
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -93,6 +94,19 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// waitDump waits until d's dump is want, failing the test after a
+// deadline with the difference (-want +got); what says what d is.
+func waitDump(t *testing.T, d registry.Discovery, want, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for got := dump(t, d); got != want; got = dump(t, d) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not converge (-want +got):\n%s", what, cmp.Diff(want, got))
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

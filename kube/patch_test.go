@@ -4,9 +4,7 @@ import (
 	"context"
 	"maps"
 	"testing"
-	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,13 +76,7 @@ func TestPodPatch(t *testing.T) {
 				}
 			}
 			want := dump(t, startController(t, newFakeCluster(changed...), Options{}))
-			deadline := time.Now().Add(10 * time.Second)
-			for got := dump(t, c); got != want; got = dump(t, c) {
-				if time.Now().After(deadline) {
-					t.Fatalf("registry differs from a fresh one over the changed objects (-fresh +changed):\n%s", cmp.Diff(want, got))
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			waitDump(t, c, want, "the changed registry (want: a fresh one's over the changed objects)")
 			for _, svc := range []string{"web", "other"} {
 				for _, ep := range c.Endpoints(skey("ns", svc), registry.EndpointQuery{}) {
 					if ep.WorkloadName == tt.pod {

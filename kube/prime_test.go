@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -87,13 +86,7 @@ func TestPrimeWorkers(t *testing.T) {
 		}
 	}
 	want := dump(t, startController(t, newFakeCluster(changed...), Options{NamespaceSelector: sel, InitialSyncWorkers: 1}))
-	deadline := time.Now().Add(10 * time.Second)
-	for got := dump(t, c); got != want; got = dump(t, c) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after changes, the registry primed by 4 workers differs from a fresh one (-fresh +changed):\n%s", cmp.Diff(want, got))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitDump(t, c, want, "after changes, the registry primed by 4 workers (want: a fresh one's)")
 
 	f = newFakeCluster()
 	c = startController(t, f, Options{NamespaceSelector: sel})
@@ -150,11 +143,5 @@ func TestPrimeWorkers(t *testing.T) {
 		}
 		mustNot(t, err)
 	}
-	deadline = time.Now().Add(10 * time.Second)
-	for got := dump(t, c); got != serial; got = dump(t, c) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the registry built object by object differs from the primed one (-primed +incremental):\n%s", cmp.Diff(serial, got))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitDump(t, c, serial, "the registry built object by object (want: the primed one)")
 }

@@ -109,7 +109,7 @@ func (c *Controller) patchService(key types.NamespacedName, pods []types.Namespa
 	if c.objs.services[key] == nil || !c.namespaceSelected(key.Namespace) {
 		return // no endpoints published
 	}
-	skey := model.ServiceKey{Namespace: key.Namespace, Hostname: model.KubeServiceHostname(key.Name, key.Namespace, c.opts.DomainSuffix)}
+	skey := c.serviceKey(key)
 	prev := c.Reader.Endpoints(skey, registry.EndpointQuery{})
 	var out []*model.Endpoint // a copy of prev, once something changes
 	for i, ep := range prev {
@@ -209,6 +209,11 @@ func (c *Controller) podByIP(addrs []netip.Addr) *podInfo {
 	return nil
 }
 
+// serviceKey is the model key of the Service of that name.
+func (c *Controller) serviceKey(key types.NamespacedName) model.ServiceKey {
+	return model.ServiceKey{Namespace: key.Namespace, Hostname: model.KubeServiceHostname(key.Name, key.Namespace, c.opts.DomainSuffix)}
+}
+
 // serviceOwner is the store's diagnostics owner of a service: the
 // service's own diagnostics and those of its slices.
 func serviceOwner(key types.NamespacedName) string { return "Service/" + key.String() }
@@ -216,7 +221,7 @@ func serviceOwner(key types.NamespacedName) string { return "Service/" + key.Str
 // syncService converts a service and computes its endpoints and
 // diagnostics from the current objects, then writes all three.
 func (c *Controller) syncService(key types.NamespacedName) {
-	skey := model.ServiceKey{Namespace: key.Namespace, Hostname: model.KubeServiceHostname(key.Name, key.Namespace, c.opts.DomainSuffix)}
+	skey := c.serviceKey(key)
 	owner := serviceOwner(key)
 	obj := c.objs.services[key]
 	if obj == nil || !c.namespaceSelected(key.Namespace) {

@@ -111,6 +111,13 @@ type ChurnResult struct {
 	// with no system running (the writes alone): the system's cost per
 	// change (ns).
 	HandlerCPUPerChange int64 `json:"handler_cpu_per_change_ns"`
+	// SteadyCPUPerChange is the median, over churnParts equal parts of
+	// the sequential stream, of each part's CPU time per change (ns): a
+	// figure that a garbage collection cycle or other background work
+	// falling into one part does not move, where CPUPerChange takes it
+	// in whole. HandlerSteadyCPUPerChange is it less the writes alone's.
+	SteadyCPUPerChange        int64 `json:"steady_cpu_per_change_ns"`
+	HandlerSteadyCPUPerChange int64 `json:"handler_steady_cpu_per_change_ns"`
 	// AllocsPerChange and BytesPerChange are the heap allocations per
 	// change over the sequential stream, writes included: steadier than
 	// CPU time on a shared machine. HandlerAllocsPerChange is
@@ -155,23 +162,31 @@ func runChurn(ctx context.Context, w *writer, sys system, floor bool, stream []c
 		return c.host
 	}
 	lat := make([]time.Duration, 0, len(stream))
+	part := max(1, len(stream)/churnParts)
+	var parts []int64 // CPU per change of each part
 	m0 := allocs()
 	cpu0 := cpuTime()
-	for _, c := range stream {
+	mark := cpu0
+	for i, c := range stream {
 		t0 := time.Now()
 		if err := w.apply(ctx, c); err != nil {
 			return res, fmt.Errorf("churn write %s/%s: %w", c.ns, c.name, err)
 		}
-		if sys == nil {
-			continue
+		if sys != nil {
+			if await(seen, key(c), &res) {
+				lat = append(lat, time.Since(t0))
+			} else {
+				res.Missed++
+			}
 		}
-		if !await(seen, key(c), &res) {
-			res.Missed++
-			continue
+		if (i+1)%part == 0 {
+			now := cpuTime()
+			parts = append(parts, int64(now-mark)/int64(part))
+			mark = now
 		}
-		lat = append(lat, time.Since(t0))
 	}
 	res.CPUPerChange = int64(cpuTime()-cpu0) / int64(len(stream))
+	res.SteadyCPUPerChange = median(parts)
 	m1 := allocs()
 	res.AllocsPerChange = int64(m1.Mallocs-m0.Mallocs) / int64(len(stream))
 	res.BytesPerChange = int64(m1.TotalAlloc-m0.TotalAlloc) / int64(len(stream))
@@ -208,6 +223,10 @@ func runChurn(ctx context.Context, w *writer, sys system, floor bool, stream []c
 	res.EventsPerSecond = float64(len(stream)) / time.Since(start).Seconds()
 	return res, nil
 }
+
+// churnParts is the number of parts the sequential stream's CPU time is
+// measured in, for ChurnResult.SteadyCPUPerChange.
+const churnParts = 8
 
 // await waits for key on seen, counting other keys as stray.
 func await(seen <-chan string, key string, res *ChurnResult) bool {

@@ -85,6 +85,9 @@ type RunResult struct {
 	// WriteCPUPerChange is the churn stream's CPU per change with no
 	// system running: the cost of the writes alone (ns).
 	WriteCPUPerChange int64 `json:"write_cpu_per_change_ns"`
+	// WriteSteadyCPUPerChange is the same as a median of parts (see
+	// ChurnResult.SteadyCPUPerChange).
+	WriteSteadyCPUPerChange int64 `json:"write_steady_cpu_per_change_ns"`
 	// WriteAllocsPerChange is the same for heap allocations.
 	WriteAllocsPerChange int64          `json:"write_allocs_per_change"`
 	Systems              []SystemResult `json:"systems"`
@@ -149,6 +152,7 @@ func runOnce(ctx context.Context, client *fake.Clientset, sc *Scenario, stream [
 		}
 	}
 	rr.WriteCPUPerChange = wr.CPUPerChange
+	rr.WriteSteadyCPUPerChange = wr.SteadyCPUPerChange
 	rr.WriteAllocsPerChange = wr.AllocsPerChange
 
 	// Rotate the order of the systems across runs, so that none always
@@ -161,6 +165,7 @@ func runOnce(ctx context.Context, client *fake.Clientset, sc *Scenario, stream [
 			return nil, fmt.Errorf("%s run %d: %s: %w", sc.Config.Name, run, name, err)
 		}
 		r.Churn.HandlerCPUPerChange = r.Churn.CPUPerChange - rr.WriteCPUPerChange
+		r.Churn.HandlerSteadyCPUPerChange = r.Churn.SteadyCPUPerChange - rr.WriteSteadyCPUPerChange
 		r.Churn.HandlerAllocsPerChange = r.Churn.AllocsPerChange - rr.WriteAllocsPerChange
 		fmt.Fprintf(opts.Log, "  %-9s sync %.3fs (cpu %.3fs)  heap %.1f MiB  churn p50 %v p99 %v cpu/change %v allocs/change %d  %.0f ev/s\n",
 			name, r.SyncSeconds, r.SyncCPUSeconds, float64(r.HeapAlloc)/(1<<20),
@@ -300,18 +305,20 @@ func medians(runs []RunResult, systems []string) []SystemResult {
 			HeapInuse:      i(func(r SystemResult) int64 { return r.HeapInuse }),
 			Events:         i(func(r SystemResult) int64 { return r.Events }),
 			Churn: ChurnResult{
-				Changes:                rs[0].Churn.Changes,
-				P50:                    i(func(r SystemResult) int64 { return r.Churn.P50 }),
-				P99:                    i(func(r SystemResult) int64 { return r.Churn.P99 }),
-				Max:                    i(func(r SystemResult) int64 { return r.Churn.Max }),
-				CPUPerChange:           i(func(r SystemResult) int64 { return r.Churn.CPUPerChange }),
-				HandlerCPUPerChange:    i(func(r SystemResult) int64 { return r.Churn.HandlerCPUPerChange }),
-				AllocsPerChange:        i(func(r SystemResult) int64 { return r.Churn.AllocsPerChange }),
-				BytesPerChange:         i(func(r SystemResult) int64 { return r.Churn.BytesPerChange }),
-				HandlerAllocsPerChange: i(func(r SystemResult) int64 { return r.Churn.HandlerAllocsPerChange }),
-				EventsPerSecond:        f(func(r SystemResult) float64 { return r.Churn.EventsPerSecond }),
-				Missed:                 int(i(func(r SystemResult) int64 { return int64(r.Churn.Missed) })),
-				Stray:                  int(i(func(r SystemResult) int64 { return int64(r.Churn.Stray) })),
+				Changes:                   rs[0].Churn.Changes,
+				P50:                       i(func(r SystemResult) int64 { return r.Churn.P50 }),
+				P99:                       i(func(r SystemResult) int64 { return r.Churn.P99 }),
+				Max:                       i(func(r SystemResult) int64 { return r.Churn.Max }),
+				CPUPerChange:              i(func(r SystemResult) int64 { return r.Churn.CPUPerChange }),
+				HandlerCPUPerChange:       i(func(r SystemResult) int64 { return r.Churn.HandlerCPUPerChange }),
+				SteadyCPUPerChange:        i(func(r SystemResult) int64 { return r.Churn.SteadyCPUPerChange }),
+				HandlerSteadyCPUPerChange: i(func(r SystemResult) int64 { return r.Churn.HandlerSteadyCPUPerChange }),
+				AllocsPerChange:           i(func(r SystemResult) int64 { return r.Churn.AllocsPerChange }),
+				BytesPerChange:            i(func(r SystemResult) int64 { return r.Churn.BytesPerChange }),
+				HandlerAllocsPerChange:    i(func(r SystemResult) int64 { return r.Churn.HandlerAllocsPerChange }),
+				EventsPerSecond:           f(func(r SystemResult) float64 { return r.Churn.EventsPerSecond }),
+				Missed:                    int(i(func(r SystemResult) int64 { return int64(r.Churn.Missed) })),
+				Stray:                     int(i(func(r SystemResult) int64 { return int64(r.Churn.Stray) })),
 			},
 		}
 		for q := range rs[0].Queries {

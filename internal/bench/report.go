@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -134,17 +135,25 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		row("churn write→event p99", func(s *SystemResult) float64 { return float64(s.Churn.P99) }, dur)
 		row("churn CPU per change (incl. write)", func(s *SystemResult) float64 { return float64(s.Churn.CPUPerChange) }, dur)
 		row("churn CPU per change (handler: less write)", func(s *SystemResult) float64 { return float64(s.Churn.HandlerCPUPerChange) }, dur)
+		if slices.ContainsFunc(append([]*SystemResult{floor}, regs...), func(s *SystemResult) bool {
+			return s != nil && s.Churn.SteadyCPUPerChange != 0 // reports older than the figure lack it
+		}) {
+			row("churn CPU per change, median of 8 parts (incl. write)", func(s *SystemResult) float64 { return float64(s.Churn.SteadyCPUPerChange) }, dur)
+			row("churn CPU per change, median of 8 parts (handler)", func(s *SystemResult) float64 { return float64(s.Churn.HandlerSteadyCPUPerChange) }, dur)
+		}
 		row("churn allocs per change (incl. write)", func(s *SystemResult) float64 { return float64(s.Churn.AllocsPerChange) }, num)
 		row("churn allocs per change (handler: less write)", func(s *SystemResult) float64 { return float64(s.Churn.HandlerAllocsPerChange) }, num)
 		row("churn bytes allocated per change", func(s *SystemResult) float64 { return float64(s.Churn.BytesPerChange) }, bytesUnit)
 		row("churn burst events/s", func(s *SystemResult) float64 { return s.Churn.EventsPerSecond }, num)
 		if len(pr.Runs) > 0 {
-			var ws, wa []int64
+			var ws, wss, wa []int64
 			for _, run := range pr.Runs {
 				ws = append(ws, run.WriteCPUPerChange)
+				wss = append(wss, run.WriteSteadyCPUPerChange)
 				wa = append(wa, run.WriteAllocsPerChange)
 			}
-			p("\nWrites alone (no system running): %s CPU and %d allocations per change.\n", dur(float64(median(ws))), median(wa))
+			p("\nWrites alone (no system running): %s CPU (median of 8 parts: %s) and %d allocations per change.\n",
+				dur(float64(median(ws))), dur(float64(median(wss))), median(wa))
 		}
 		var qs []*SystemResult
 		for _, s := range regs {

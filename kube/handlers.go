@@ -187,10 +187,11 @@ func (c *Controller) onPod(key types.NamespacedName, pod *podInfo) {
 		// namespaces not known yet to be selected are left to the flush.)
 		_, _ = c.podWorkload(pod)
 	}
-	if old != nil && pod != nil && old.nodeName == pod.nodeName && slices.Equal(old.addrs, pod.addrs) {
+	if old != nil && pod != nil && old.nodeName == pod.nodeName && slices.Equal(old.addrs, pod.addrs) && podIsLive(old) == podIsLive(pod) {
 		// The pod changed but not what decides which endpoints it
-		// backs: its name, node and IPs (which endpoints name it or its
-		// IPs, which pod holds an IP, the dependencies on its node).
+		// backs: its name, node, IPs and liveness (which endpoints name
+		// it or its IPs, which pod holds an IP, the dependencies on its
+		// node).
 		// Those endpoints take the new metadata; nothing else of the
 		// services changes, so they are patched, not recomputed.
 		for _, svc := range c.objs.dependents(dep{kind: depPod, name: key}) {

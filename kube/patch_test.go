@@ -46,6 +46,7 @@ func TestPodPatch(t *testing.T) {
 		{"network label", "a", func(p *corev1.Pod) { p.Labels[labelNetwork] = "net2" }},
 		{"service account", "c", func(p *corev1.Pod) { p.Spec.ServiceAccountName = "other" }},
 		{"phase to terminal", "a", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }},
+		{"phase to terminal, a pod by address", "b", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }},
 		{"nothing", "b", func(*corev1.Pod) {}},
 		{"IP", "a", func(p *corev1.Pod) { p.Status.PodIP, p.Status.PodIPs = "10.0.0.9", []corev1.PodIP{{IP: "10.0.0.9"}} }},
 		{"node", "c", func(p *corev1.Pod) { p.Spec.NodeName = "n1" }},

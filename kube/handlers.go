@@ -261,7 +261,9 @@ func (c *Controller) onNamespace(key types.NamespacedName, ns *corev1.Namespace)
 }
 
 // markAll marks dirty every service, slice owner and pod of a namespace,
-// or of every namespace when ns is "".
+// or of every namespace when ns is "", and the services whose endpoints
+// name those pods or their IPs: a service of another namespace may take
+// an endpoint's metadata from a pod of this one (by address).
 func (c *Controller) markAll(ns string) {
 	for k := range c.objs.services {
 		if ns == "" || k.Namespace == ns {
@@ -273,9 +275,13 @@ func (c *Controller) markAll(ns string) {
 			c.markService(k)
 		}
 	}
-	for k := range c.objs.pods {
+	for k, p := range c.objs.pods {
 		if ns == "" || k.Namespace == ns {
 			c.markPod(k)
+			c.markDependents(dep{kind: depPod, name: k})
+			for _, a := range p.addrs {
+				c.markDependents(dep{kind: depIP, ip: a})
+			}
 		}
 	}
 }

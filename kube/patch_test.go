@@ -91,3 +91,34 @@ func TestPodPatch(t *testing.T) {
 		})
 	}
 }
+
+// TestNamespaceSelectedLater: a service's address-only endpoint takes its
+// metadata from the live pod holding the address, whatever the pod's
+// namespace. When that namespace enters the selection after the pod
+// arrived, the service of the other namespace is recomputed too.
+func TestNamespaceSelectedLater(t *testing.T) {
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"mesh": "on"}}
+	objs := func(podNSSelected bool) []runtime.Object {
+		labels := map[string]string{}
+		if podNSSelected {
+			labels["mesh"] = "on"
+		}
+		return []runtime.Object{
+			nsObj("svc-ns", map[string]string{"mesh": "on"}),
+			nsObj("pod-ns", labels),
+			nodeObj("n1", "r", "z1"),
+			svcObj("svc-ns", "web", "10.96.0.1", nil, svcPort("http", 80)),
+			sliceObj("svc-ns", "web-1", "web", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", ready: true}),
+			podObj("pod-ns", "p", "10.0.0.1", "n1", map[string]string{"app": "p"}),
+		}
+	}
+	f := newFakeCluster(objs(false)...)
+	c := startController(t, f, Options{NamespaceSelector: sel})
+	want := dump(t, startController(t, newFakeCluster(objs(true)...), Options{NamespaceSelector: sel}))
+	if dump(t, c) == want {
+		t.Fatal("the pod's namespace being selected or not makes no difference: the test shows nothing")
+	}
+	_, err := f.CoreV1().Namespaces().Update(context.Background(), nsObj("pod-ns", map[string]string{"mesh": "on"}), metav1.UpdateOptions{})
+	mustNot(t, err)
+	waitDump(t, c, want, "after the pod's namespace was selected, the registry (want: a fresh one's)")
+}

@@ -72,6 +72,15 @@ func (d *dirtySet) reset() {
 	}
 }
 
+// has reports whether the service is marked for recomputation or a
+// conditions patch already: a second change before the flush is then
+// left to the full path.
+func (d *dirtySet) has(svc types.NamespacedName) bool {
+	_, full := d.services[svc]
+	_, patched := d.conditions[svc]
+	return full || patched
+}
+
 // markService and markPod mark a service or a pod dirty. Before the
 // initial lists are in, they do nothing: the initial conversion
 // (primeLocked) converts every object.
@@ -113,14 +122,9 @@ func (c *Controller) onService(key types.NamespacedName, svc *corev1.Service) {
 func (c *Controller) onSlice(key types.NamespacedName, s *sliceInfo) {
 	old := c.objs.slice(key)
 	touched := c.objs.setSlice(key, s)
-	if c.primed && len(touched) == 1 && len(c.objs.slices[touched[0]]) == 1 && c.conditionsOnly(old, s) {
-		if _, full := c.dirty.services[touched[0]]; !full {
-			if prior, ok := c.dirty.conditions[touched[0]]; ok {
-				old = prior.old // changed twice before a flush
-			}
-			c.dirty.conditions[touched[0]] = conditionChange{old: old, cur: s}
-			return
-		}
+	if c.primed && len(touched) == 1 && len(c.objs.slices[touched[0]]) == 1 && !c.dirty.has(touched[0]) && c.conditionsOnly(old, s) {
+		c.dirty.conditions[touched[0]] = conditionChange{old: old, cur: s}
+		return
 	}
 	for _, svc := range touched {
 		c.markService(svc)

@@ -26,6 +26,8 @@ func create(obj runtime.Object) step {
 			_, err = f.DiscoveryV1().EndpointSlices(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 		case *corev1.Node:
 			_, err = f.CoreV1().Nodes().Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.Namespace:
+			_, err = f.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
 		default:
 			t.Fatalf("create: unsupported %T", obj)
 		}

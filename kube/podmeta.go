@@ -30,10 +30,10 @@ type podMemo struct {
 // with its pod object, or when the pod yields no workload. c.mu must be
 // held.
 func (c *Controller) podWorkload(pod *podInfo) (*model.WorkloadInstance, error) {
-	node := c.objs.nodes[pod.nodeName]
-	if m := &pod.memo; m.w != nil && m.node == node && m.network == c.net.cluster {
-		return m.w, nil
+	if w := c.currentMemo(pod); w != nil {
+		return w, nil
 	}
+	node := c.objs.nodes[pod.nodeName]
 	c.dropPodMemo(pod)
 	w, err := podInstance(pod, c.podEnv(pod.nodeName))
 	if err != nil {
@@ -42,6 +42,16 @@ func (c *Controller) podWorkload(pod *podInfo) (*model.WorkloadInstance, error) 
 	w.PortMap = c.portMaps.acquire(pod) // w is not shared yet
 	pod.memo = podMemo{node: node, network: c.net.cluster, w: w}
 	return w, nil
+}
+
+// currentMemo returns the pod's memoized workload if it was computed for
+// the pod's current node object and network, else nil. c.mu must be
+// held.
+func (c *Controller) currentMemo(pod *podInfo) *model.WorkloadInstance {
+	if m := &pod.memo; m.w != nil && m.node == c.objs.nodes[pod.nodeName] && m.network == c.net.cluster {
+		return m.w
+	}
+	return nil
 }
 
 // dropPodMemo forgets a pod object's memoized workload. c.mu must be
@@ -64,8 +74,8 @@ func (c *Controller) podEndpoint(pod *podInfo, memoize bool) *model.Endpoint {
 		if w, err := c.podWorkload(pod); err == nil {
 			return &w.Endpoint
 		}
-	} else if m := &pod.memo; m.w != nil && m.node == c.objs.nodes[pod.nodeName] && m.network == c.net.cluster {
-		return &m.w.Endpoint
+	} else if w := c.currentMemo(pod); w != nil {
+		return &w.Endpoint
 	}
 	ep := podEndpoint(pod, c.podEnv(pod.nodeName))
 	return &ep

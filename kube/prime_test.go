@@ -90,7 +90,6 @@ func TestPrimeWorkers(t *testing.T) {
 
 	f = newFakeCluster()
 	c = startController(t, f, Options{NamespaceSelector: sel})
-	ctx := context.Background()
 	// The fake's watch channels hold 100 events: each batch of writes
 	// waits until the informers hold what it wrote.
 	const batch = 25
@@ -126,22 +125,7 @@ func TestPrimeWorkers(t *testing.T) {
 			written = written[:0]
 		}
 		written = append(written, o.(metav1.Object))
-		var err error
-		switch o := o.(type) {
-		case *corev1.Namespace:
-			_, err = f.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
-		case *corev1.Node:
-			_, err = f.CoreV1().Nodes().Create(ctx, o, metav1.CreateOptions{})
-		case *corev1.Pod:
-			_, err = f.CoreV1().Pods(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *corev1.Service:
-			_, err = f.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *discoveryv1.EndpointSlice:
-			_, err = f.DiscoveryV1().EndpointSlices(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		default:
-			t.Fatalf("unexpected object %T", o)
-		}
-		mustNot(t, err)
+		create(o)(t, f)
 	}
 	waitDump(t, c, serial, "the registry built object by object (want: the primed one)")
 }

@@ -191,7 +191,7 @@ func (c *Controller) onPod(key types.NamespacedName, pod *podInfo) {
 		// namespaces not known yet to be selected are left to the flush.)
 		_, _ = c.podWorkload(pod)
 	}
-	if old != nil && pod != nil && old.nodeName == pod.nodeName && slices.Equal(old.addrs, pod.addrs) && podIsLive(old) == podIsLive(pod) {
+	if old != nil && pod != nil && samePlacement(old, pod) {
 		// The pod changed but not what decides which endpoints it
 		// backs: its name, node, IPs and liveness (which endpoints name
 		// it or its IPs, which pod holds an IP, the dependencies on its

@@ -285,6 +285,13 @@ func (o *objects) dependents(d dep) list[types.NamespacedName] {
 // returns the pod it replaced.
 func (o *objects) setPod(key types.NamespacedName, pod *podInfo) (old *podInfo) {
 	old = o.pods[key]
+	if old != nil && pod != nil && samePlacement(old, pod) {
+		// Indexed under the same IPs and node: only the entry changes.
+		// (Most pod updates are of this kind; the index lists are
+		// scanned by comparing keys, each a cold read.)
+		o.pods[key] = pod
+		return old
+	}
 	if old != nil {
 		for _, a := range old.addrs {
 			removeFromIPList(&o.podsByIP, a, key)
@@ -296,20 +303,36 @@ func (o *objects) setPod(key types.NamespacedName, pod *podInfo) (old *podInfo) 
 		return old
 	}
 	o.pods[key] = pod
+	// The key is in no index list now (a pod is listed under its node,
+	// and under its IPs when live; its IPs are distinct), so it is
+	// appended without a scan for it.
 	if podIsLive(pod) {
 		for _, a := range pod.addrs {
-			addToIPList(&o.podsByIP, a, key)
+			o.podsByIP.Set(a, append(o.podsByIP.Get(a), key))
 		}
 	}
-	addToList(o.podsByNode, pod.nodeName, key)
+	o.podsByNode[pod.nodeName] = append(o.podsByNode[pod.nodeName], key)
 	return old
+}
+
+// samePlacement reports whether two versions of a pod are indexed alike
+// and back the same endpoints: same node, same IPs, same liveness (only a
+// live pod holds its IPs).
+func samePlacement(old, pod *podInfo) bool {
+	return old.nodeName == pod.nodeName && slices.Equal(old.addrs, pod.addrs) && podIsLive(old) == podIsLive(pod)
 }
 
 // setSlice stores (s != nil) or removes a slice under its service, and
 // returns the services whose slices changed.
 func (o *objects) setSlice(key types.NamespacedName, s *sliceInfo) []types.NamespacedName {
+	owner, ok := o.sliceOwner[key]
+	if ok && s != nil && sliceServiceName(s) == owner.Name {
+		// The same service's slice still: only the entry changes.
+		o.slices[owner][key.Name] = s
+		return []types.NamespacedName{owner}
+	}
 	var touched []types.NamespacedName
-	if owner, ok := o.sliceOwner[key]; ok {
+	if ok {
 		if m := o.slices[owner]; m != nil {
 			delete(m, key.Name)
 			if len(m) == 0 {
@@ -328,7 +351,7 @@ func (o *objects) setSlice(key types.NamespacedName, s *sliceInfo) []types.Names
 		// ignored, by rule.
 		return touched
 	}
-	owner := types.NamespacedName{Namespace: key.Namespace, Name: name}
+	owner = types.NamespacedName{Namespace: key.Namespace, Name: name}
 	m := o.slices[owner]
 	if m == nil {
 		m = map[string]*sliceInfo{}

@@ -318,11 +318,19 @@ func (s *Store) UpsertWorkload(w *model.WorkloadInstance) {
 		return
 	}
 	s.workloads[key] = w
-	if prev != nil {
-		s.unindexWorkload(prev)
-	}
-	for _, ip := range w.Endpoint.Addresses {
-		s.workloadsByIP.Set(ip, insertSorted(s.workloadsByIP.Get(ip), w))
+	switch {
+	case prev != nil && slices.Equal(prev.Endpoint.Addresses, w.Endpoint.Addresses):
+		// Same addresses and key: w takes prev's place in each list.
+		for _, ip := range w.Endpoint.Addresses {
+			s.workloadsByIP.Set(ip, replaced(s.workloadsByIP.Get(ip), prev, w))
+		}
+	default:
+		if prev != nil {
+			s.unindexWorkload(prev)
+		}
+		for _, ip := range w.Endpoint.Addresses {
+			s.workloadsByIP.Set(ip, insertSorted(s.workloadsByIP.Get(ip), w))
+		}
 	}
 	s.workloadsView.Store(nil)
 	if prev == nil {
@@ -494,6 +502,18 @@ func (s *Store) unindexWorkload(w *model.WorkloadInstance) {
 			s.workloadsByIP.Set(ip, list)
 		}
 	}
+}
+
+// replaced returns a copy of list with prev replaced by w; the old slice
+// may be held by a caller and is not modified.
+func replaced(list []*model.WorkloadInstance, prev, w *model.WorkloadInstance) []*model.WorkloadInstance {
+	i := slices.Index(list, prev)
+	if i < 0 {
+		return insertSorted(list, w)
+	}
+	out := slices.Clone(list)
+	out[i] = w
+	return out
 }
 
 // insertSorted returns a new slice with w inserted in workload order; the

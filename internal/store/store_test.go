@@ -214,6 +214,26 @@ func TestWorkloadEvents(t *testing.T) {
 			t.Errorf("WorkloadsByIP(%s) = %v, want reviews-1", ip2, got)
 		}
 
+		// New metadata at the same addresses: the new instance takes the
+		// old one's place in the IP index, next to another workload of
+		// that IP; an answer already handed out keeps the old one.
+		s.UpsertWorkload(pod("default", "another", "10.1.0.2"))
+		held = r.WorkloadsByIP(ip2)
+		relabeled := pod("default", "reviews-1", "10.1.0.2")
+		relabeled.Endpoint.Labels = map[string]string{"version": "v2"}
+		s.UpsertWorkload(relabeled)
+		synctest.Wait()
+		rec.expect(t, "add workload c1/Pod/default/another", "update workload "+key)
+		if got := r.WorkloadsByIP(ip2); len(got) != 2 || got[0].Name != "another" || got[1] != relabeled {
+			t.Errorf("WorkloadsByIP(%s) after relabel = %v, want another and the relabeled reviews-1", ip2, got)
+		}
+		if len(held) != 2 || held[1] == relabeled || held[1].Name != "reviews-1" {
+			t.Errorf("a WorkloadsByIP answer was modified by a relabel: %v", held)
+		}
+		s.DeleteWorkload(pod("default", "another").Key())
+		synctest.Wait()
+		rec.expect(t, "delete workload c1/Pod/default/another")
+
 		w := pod("default", "reviews-1")
 		s.DeleteWorkload(w.Key())
 		s.DeleteWorkload(w.Key()) // absent: nothing

@@ -118,6 +118,13 @@ type ChurnResult struct {
 	// in whole. HandlerSteadyCPUPerChange is it less the writes alone's.
 	SteadyCPUPerChange        int64 `json:"steady_cpu_per_change_ns"`
 	HandlerSteadyCPUPerChange int64 `json:"handler_steady_cpu_per_change_ns"`
+	// WriteCPUPerChange, WriteSteadyCPUPerChange and WriteAllocsPerChange
+	// are CPUPerChange, SteadyCPUPerChange and AllocsPerChange of the same
+	// stream written to the same clientset just before the system
+	// started: the writes alone, which the Handler figures subtract.
+	WriteCPUPerChange       int64 `json:"write_cpu_per_change_ns,omitempty"`
+	WriteSteadyCPUPerChange int64 `json:"write_steady_cpu_per_change_ns,omitempty"`
+	WriteAllocsPerChange    int64 `json:"write_allocs_per_change,omitempty"`
 	// AllocsPerChange and BytesPerChange are the heap allocations per
 	// change over the sequential stream, writes included: steadier than
 	// CPU time on a shared machine. HandlerAllocsPerChange is

@@ -83,7 +83,8 @@ type SystemResult struct {
 type RunResult struct {
 	Run int `json:"run"`
 	// WriteCPUPerChange is the churn stream's CPU per change with no
-	// system running: the cost of the writes alone (ns).
+	// system running: the cost of the writes alone (ns); the median over
+	// the run's systems' clientsets (see ChurnResult.WriteCPUPerChange).
 	WriteCPUPerChange int64 `json:"write_cpu_per_change_ns"`
 	// WriteSteadyCPUPerChange is the same as a median of parts (see
 	// ChurnResult.SteadyCPUPerChange).
@@ -103,28 +104,36 @@ type PresetResult struct {
 
 // Run measures the systems over the scenario c describes.
 //
-// Each run preloads a fresh clientset from a freshly generated scenario
-// and then drops the generator's objects: the tracker keeps copies of its
-// own, and what the measurement reads afterwards (service names, the
-// churn stream, ServiceEntries) is kept aside. The generator's copy of
-// the cluster belongs to neither system, and in a real control plane the
-// API server's objects are not in the process at all; kept alive, it
-// would only add to every garbage collection cycle of both systems.
+// Each system, in each run, works over a clientset of its own, preloaded
+// from a freshly generated scenario whose objects are then dropped: the
+// tracker keeps copies of its own, and what the measurement reads
+// afterwards (service names, the churn stream, ServiceEntries) is kept
+// aside. The generator's copy of the cluster belongs to neither system,
+// and in a real control plane the API server's objects are not in the
+// process at all; kept alive, it would only add to every garbage
+// collection cycle. A clientset is not shared between systems because
+// the fake tracker never forgets a watcher: after a system stops, every
+// later write still deep-copies the object for each of its watchers, a
+// cost that would fall on whichever system came next.
 func Run(ctx context.Context, c Config, opts Options) (*PresetResult, error) {
 	opts = opts.defaults()
 	sc := Generate(c)
 	res := &PresetResult{Config: sc.Config, Counts: sc.Counts()}
 	stream := churnStream(sc, opts.Changes)
 	light := sc.light()
-	for run := range opts.Runs {
+	preload := func(run int, system string) *fake.Clientset {
 		if sc == nil {
 			sc = Generate(c)
 		}
 		t0 := time.Now()
-		client := fake.NewSimpleClientset(sc.KubeObjects()...)
-		fmt.Fprintf(opts.Log, "%s run %d: preloaded %d objects in %v\n", c.Name, run, len(sc.KubeObjects()), time.Since(t0).Round(time.Millisecond))
+		objs := sc.KubeObjects()
+		client := fake.NewSimpleClientset(objs...)
+		fmt.Fprintf(opts.Log, "%s run %d: %s: preloaded %d objects in %v\n", c.Name, run, system, len(objs), time.Since(t0).Round(time.Millisecond))
 		sc = nil
-		rr, err := runOnce(ctx, client, light, stream, run, opts)
+		return client
+	}
+	for run := range opts.Runs {
+		rr, err := runOnce(ctx, preload, light, stream, run, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -134,46 +143,65 @@ func Run(ctx context.Context, c Config, opts Options) (*PresetResult, error) {
 	return res, nil
 }
 
-// runOnce measures every system once over client, preloaded with the
-// scenario that sc is the light form of (see Scenario.light).
-func runOnce(ctx context.Context, client *fake.Clientset, sc *Scenario, stream []change, run int, opts Options) (*RunResult, error) {
+// runOnce measures every system once, each over a clientset preload
+// returns, preloaded with the scenario that sc is the light form of (see
+// Scenario.light).
+func runOnce(ctx context.Context, preload func(run int, system string) *fake.Clientset, sc *Scenario, stream []change, run int, opts Options) (*RunResult, error) {
 	rr := &RunResult{Run: run}
-
-	// The writes alone, so that each system's share can be told apart.
-	// (Flips and label changes leave the scenario's size unchanged.) The
-	// first pass warms up after the preload; the second is measured.
-	w := &writer{client: client}
-	var wr ChurnResult
-	for range 2 {
-		liveHeap()
-		var err error
-		if wr, err = runChurn(ctx, w, nil, false, stream); err != nil {
-			return nil, err
-		}
-	}
-	rr.WriteCPUPerChange = wr.CPUPerChange
-	rr.WriteSteadyCPUPerChange = wr.SteadyCPUPerChange
-	rr.WriteAllocsPerChange = wr.AllocsPerChange
+	var writes []ChurnResult
 
 	// Rotate the order of the systems across runs, so that none always
 	// goes first.
 	n := len(opts.Systems)
 	for i := range n {
 		name := opts.Systems[(i+run)%n]
+		client := preload(run, name)
+
+		// The writes alone on this clientset, so that the system's
+		// share can be told apart. (Flips and label changes leave the
+		// scenario's size unchanged.) The first pass warms up after the
+		// preload; the second is measured.
+		w := &writer{client: client}
+		var wr ChurnResult
+		for range 2 {
+			liveHeap()
+			var err error
+			if wr, err = runChurn(ctx, w, nil, false, stream); err != nil {
+				return nil, err
+			}
+		}
+		writes = append(writes, wr)
+
 		r, err := measureSystem(ctx, client, w, sc, stream, name, run, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s run %d: %s: %w", sc.Config.Name, run, name, err)
 		}
-		r.Churn.HandlerCPUPerChange = r.Churn.CPUPerChange - rr.WriteCPUPerChange
-		r.Churn.HandlerSteadyCPUPerChange = r.Churn.SteadyCPUPerChange - rr.WriteSteadyCPUPerChange
-		r.Churn.HandlerAllocsPerChange = r.Churn.AllocsPerChange - rr.WriteAllocsPerChange
-		fmt.Fprintf(opts.Log, "  %-9s sync %.3fs (cpu %.3fs)  heap %.1f MiB  churn p50 %v p99 %v cpu/change %v allocs/change %d  %.0f ev/s\n",
+		r.Churn.WriteCPUPerChange = wr.CPUPerChange
+		r.Churn.WriteSteadyCPUPerChange = wr.SteadyCPUPerChange
+		r.Churn.WriteAllocsPerChange = wr.AllocsPerChange
+		r.Churn.HandlerCPUPerChange = r.Churn.CPUPerChange - wr.CPUPerChange
+		r.Churn.HandlerSteadyCPUPerChange = r.Churn.SteadyCPUPerChange - wr.SteadyCPUPerChange
+		r.Churn.HandlerAllocsPerChange = r.Churn.AllocsPerChange - wr.AllocsPerChange
+		fmt.Fprintf(opts.Log, "  %-9s sync %.3fs (cpu %.3fs)  heap %.1f MiB  churn p50 %v p99 %v cpu/change %v (writes alone %v) allocs/change %d (%d)  %.0f ev/s\n",
 			name, r.SyncSeconds, r.SyncCPUSeconds, float64(r.HeapAlloc)/(1<<20),
-			time.Duration(r.Churn.P50), time.Duration(r.Churn.P99), time.Duration(r.Churn.CPUPerChange), r.Churn.AllocsPerChange, r.Churn.EventsPerSecond)
+			time.Duration(r.Churn.P50), time.Duration(r.Churn.P99), time.Duration(r.Churn.CPUPerChange), time.Duration(wr.CPUPerChange),
+			r.Churn.AllocsPerChange, wr.AllocsPerChange, r.Churn.EventsPerSecond)
 		rr.Systems = append(rr.Systems, r)
+		runtime.KeepAlive(client)
 	}
-	runtime.KeepAlive(client)
+	rr.WriteCPUPerChange = medianOf(writes, func(c ChurnResult) int64 { return c.CPUPerChange })
+	rr.WriteSteadyCPUPerChange = medianOf(writes, func(c ChurnResult) int64 { return c.SteadyCPUPerChange })
+	rr.WriteAllocsPerChange = medianOf(writes, func(c ChurnResult) int64 { return c.AllocsPerChange })
 	return rr, nil
+}
+
+// medianOf is the median of f over rs.
+func medianOf(rs []ChurnResult, f func(ChurnResult) int64) int64 {
+	vs := make([]int64, len(rs))
+	for i, r := range rs {
+		vs[i] = f(r)
+	}
+	return median(vs)
 }
 
 func measureSystem(ctx context.Context, client *fake.Clientset, w *writer, sc *Scenario, stream []change, name string, run int, opts Options) (SystemResult, error) {
@@ -313,6 +341,9 @@ func medians(runs []RunResult, systems []string) []SystemResult {
 				HandlerCPUPerChange:       i(func(r SystemResult) int64 { return r.Churn.HandlerCPUPerChange }),
 				SteadyCPUPerChange:        i(func(r SystemResult) int64 { return r.Churn.SteadyCPUPerChange }),
 				HandlerSteadyCPUPerChange: i(func(r SystemResult) int64 { return r.Churn.HandlerSteadyCPUPerChange }),
+				WriteCPUPerChange:         i(func(r SystemResult) int64 { return r.Churn.WriteCPUPerChange }),
+				WriteSteadyCPUPerChange:   i(func(r SystemResult) int64 { return r.Churn.WriteSteadyCPUPerChange }),
+				WriteAllocsPerChange:      i(func(r SystemResult) int64 { return r.Churn.WriteAllocsPerChange }),
 				AllocsPerChange:           i(func(r SystemResult) int64 { return r.Churn.AllocsPerChange }),
 				BytesPerChange:            i(func(r SystemResult) int64 { return r.Churn.BytesPerChange }),
 				HandlerAllocsPerChange:    i(func(r SystemResult) int64 { return r.Churn.HandlerAllocsPerChange }),

@@ -141,6 +141,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			row("churn CPU per change, median of 8 parts (incl. write)", func(s *SystemResult) float64 { return float64(s.Churn.SteadyCPUPerChange) }, dur)
 			row("churn CPU per change, median of 8 parts (handler)", func(s *SystemResult) float64 { return float64(s.Churn.HandlerSteadyCPUPerChange) }, dur)
 		}
+		if slices.ContainsFunc(append([]*SystemResult{floor}, regs...), func(s *SystemResult) bool {
+			return s != nil && s.Churn.WriteSteadyCPUPerChange != 0 // reports older than the figure lack it
+		}) {
+			row("churn writes alone on the system's clientset, median of 8 parts", func(s *SystemResult) float64 { return float64(s.Churn.WriteSteadyCPUPerChange) }, dur)
+		}
 		row("churn allocs per change (incl. write)", func(s *SystemResult) float64 { return float64(s.Churn.AllocsPerChange) }, num)
 		row("churn allocs per change (handler: less write)", func(s *SystemResult) float64 { return float64(s.Churn.HandlerAllocsPerChange) }, num)
 		row("churn bytes allocated per change", func(s *SystemResult) float64 { return float64(s.Churn.BytesPerChange) }, bytesUnit)
@@ -152,7 +157,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				wss = append(wss, run.WriteSteadyCPUPerChange)
 				wa = append(wa, run.WriteAllocsPerChange)
 			}
-			p("\nWrites alone (no system running): %s CPU (median of 8 parts: %s) and %d allocations per change.\n",
+			p("\nWrites alone (no system running; each system's figures subtract those measured on its own clientset, just before it started; here the median over all): %s CPU (median of 8 parts: %s) and %d allocations per change.\n",
 				dur(float64(median(ws))), dur(float64(median(wss))), median(wa))
 		}
 		var qs []*SystemResult

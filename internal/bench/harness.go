@@ -122,6 +122,10 @@ func Run(ctx context.Context, c Config, opts Options) (*PresetResult, error) {
 	stream := churnStream(sc, opts.Changes)
 	light := sc.light()
 	preload := func(run int, system string) *fake.Clientset {
+		// The previous system's clientset is garbage by now: collect it
+		// first, so that this one takes its place in the heap instead of
+		// growing the heap beside it.
+		liveHeap()
 		if sc == nil {
 			sc = Generate(c)
 		}

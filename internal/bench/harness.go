@@ -68,6 +68,11 @@ type SystemResult struct {
 	// SyncCPUSeconds the process CPU time it took.
 	SyncSeconds    float64 `json:"sync_seconds"`
 	SyncCPUSeconds float64 `json:"sync_cpu_seconds"`
+	// SyncGCCycles is the number of garbage collection cycles that
+	// ended during the sync; SyncGCPauseSeconds their stop-the-world
+	// pauses.
+	SyncGCCycles       int64   `json:"sync_gc_cycles"`
+	SyncGCPauseSeconds float64 `json:"sync_gc_pause_seconds"`
 	// HeapAlloc and HeapInuse are the live heap after sync and GC, less
 	// the heap before the system started (the preloaded clientset).
 	HeapAlloc int64 `json:"heap_alloc_bytes"`
@@ -186,8 +191,8 @@ func runOnce(ctx context.Context, preload func(run int, system string) *fake.Cli
 		r.Churn.HandlerCPUPerChange = r.Churn.CPUPerChange - wr.CPUPerChange
 		r.Churn.HandlerSteadyCPUPerChange = r.Churn.SteadyCPUPerChange - wr.SteadyCPUPerChange
 		r.Churn.HandlerAllocsPerChange = r.Churn.AllocsPerChange - wr.AllocsPerChange
-		fmt.Fprintf(opts.Log, "  %-9s sync %.3fs (cpu %.3fs)  heap %.1f MiB  churn p50 %v p99 %v cpu/change %v (writes alone %v) allocs/change %d (%d)  %.0f ev/s\n",
-			name, r.SyncSeconds, r.SyncCPUSeconds, float64(r.HeapAlloc)/(1<<20),
+		fmt.Fprintf(opts.Log, "  %-9s sync %.3fs (cpu %.3fs, %d GC)  heap %.1f MiB  churn p50 %v p99 %v cpu/change %v (writes alone %v) allocs/change %d (%d)  %.0f ev/s\n",
+			name, r.SyncSeconds, r.SyncCPUSeconds, r.SyncGCCycles, float64(r.HeapAlloc)/(1<<20),
 			time.Duration(r.Churn.P50), time.Duration(r.Churn.P99), time.Duration(r.Churn.CPUPerChange), time.Duration(wr.CPUPerChange),
 			r.Churn.AllocsPerChange, wr.AllocsPerChange, r.Churn.EventsPerSecond)
 		rr.Systems = append(rr.Systems, r)
@@ -222,6 +227,8 @@ func measureSystem(ctx context.Context, client *fake.Clientset, w *writer, sc *S
 			return r, err
 		}
 	}
+	var gc0 runtime.MemStats
+	runtime.ReadMemStats(&gc0)
 	cpu0, t0 := cpuTime(), time.Now()
 	if err := sys.start(ctx); err != nil {
 		stopProfile()
@@ -242,6 +249,10 @@ func measureSystem(ctx context.Context, client *fake.Clientset, w *writer, sc *S
 	}
 	r.SyncSeconds = time.Since(t0).Seconds()
 	r.SyncCPUSeconds = (cpuTime() - cpu0).Seconds()
+	var gc1 runtime.MemStats
+	runtime.ReadMemStats(&gc1)
+	r.SyncGCCycles = int64(gc1.NumGC - gc0.NumGC)
+	r.SyncGCPauseSeconds = time.Duration(gc1.PauseTotalNs - gc0.PauseTotalNs).Seconds()
 	stopProfile()
 	after := liveHeap()
 	r.HeapAlloc, r.HeapInuse = after.alloc-base.alloc, after.inuse-base.inuse
@@ -330,12 +341,14 @@ func medians(runs []RunResult, systems []string) []SystemResult {
 			return median(xs)
 		}
 		m := SystemResult{
-			System:         name,
-			SyncSeconds:    f(func(r SystemResult) float64 { return r.SyncSeconds }),
-			SyncCPUSeconds: f(func(r SystemResult) float64 { return r.SyncCPUSeconds }),
-			HeapAlloc:      i(func(r SystemResult) int64 { return r.HeapAlloc }),
-			HeapInuse:      i(func(r SystemResult) int64 { return r.HeapInuse }),
-			Events:         i(func(r SystemResult) int64 { return r.Events }),
+			System:             name,
+			SyncSeconds:        f(func(r SystemResult) float64 { return r.SyncSeconds }),
+			SyncCPUSeconds:     f(func(r SystemResult) float64 { return r.SyncCPUSeconds }),
+			SyncGCCycles:       i(func(r SystemResult) int64 { return r.SyncGCCycles }),
+			SyncGCPauseSeconds: f(func(r SystemResult) float64 { return r.SyncGCPauseSeconds }),
+			HeapAlloc:          i(func(r SystemResult) int64 { return r.HeapAlloc }),
+			HeapInuse:          i(func(r SystemResult) int64 { return r.HeapInuse }),
+			Events:             i(func(r SystemResult) int64 { return r.Events }),
 			Churn: ChurnResult{
 				Changes:                   rs[0].Churn.Changes,
 				P50:                       i(func(r SystemResult) int64 { return r.Churn.P50 }),

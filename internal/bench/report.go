@@ -135,15 +135,16 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		row("churn write→event p99", func(s *SystemResult) float64 { return float64(s.Churn.P99) }, dur)
 		row("churn CPU per change (incl. write)", func(s *SystemResult) float64 { return float64(s.Churn.CPUPerChange) }, dur)
 		row("churn CPU per change (handler: less write)", func(s *SystemResult) float64 { return float64(s.Churn.HandlerCPUPerChange) }, dur)
-		if slices.ContainsFunc(append([]*SystemResult{floor}, regs...), func(s *SystemResult) bool {
-			return s != nil && s.Churn.SteadyCPUPerChange != 0 // reports older than the figure lack it
-		}) {
+		// has reports whether any system has the figure: reports older
+		// than a figure lack it, and its row is left out.
+		has := func(get func(*SystemResult) int64) bool {
+			return slices.ContainsFunc(append([]*SystemResult{floor}, regs...), func(s *SystemResult) bool { return s != nil && get(s) != 0 })
+		}
+		if has(func(s *SystemResult) int64 { return s.Churn.SteadyCPUPerChange }) {
 			row("churn CPU per change, median of 8 parts (incl. write)", func(s *SystemResult) float64 { return float64(s.Churn.SteadyCPUPerChange) }, dur)
 			row("churn CPU per change, median of 8 parts (handler)", func(s *SystemResult) float64 { return float64(s.Churn.HandlerSteadyCPUPerChange) }, dur)
 		}
-		if slices.ContainsFunc(append([]*SystemResult{floor}, regs...), func(s *SystemResult) bool {
-			return s != nil && s.Churn.WriteSteadyCPUPerChange != 0 // reports older than the figure lack it
-		}) {
+		if has(func(s *SystemResult) int64 { return s.Churn.WriteSteadyCPUPerChange }) {
 			row("churn writes alone on the system's clientset, median of 8 parts", func(s *SystemResult) float64 { return float64(s.Churn.WriteSteadyCPUPerChange) }, dur)
 		}
 		row("churn allocs per change (incl. write)", func(s *SystemResult) float64 { return float64(s.Churn.AllocsPerChange) }, num)

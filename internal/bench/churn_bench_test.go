@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+var (
+	churnProfile = flag.String("churn.profile", "", "BenchmarkChurnLarge: write a CPU profile of each sub-benchmark's loop (not its setup) to this file plus .floor, .kube or .aggregate")
+	churnNoGC    = flag.Bool("churn.nogc", false, "BenchmarkChurnLarge: turn the garbage collector off during the loop, so that whether a cycle falls in it does not decide the figure")
+)
+
+// BenchmarkChurnLarge is the harness's churn stream at the large preset,
+// in process, for each system over a clientset of its own: one change
+// written at a time through the fake clientset and waited for (the
+// floor's update handler, the registry's endpoints event). cpu-ns/op is
+// the process CPU time per change, writes included; -churn.profile
+// profiles the loop alone, and -churn.nogc keeps the garbage collector
+// out of it. The setup takes ~10 s per system.
+func BenchmarkChurnLarge(b *testing.B) {
+	for _, name := range Systems {
+		b.Run(name, func(b *testing.B) { benchChurn(b, Presets["large"], name) })
+	}
+}
+
+func benchChurn(b *testing.B, c Config, name string) {
+	sc := Generate(c)
+	client := fake.NewSimpleClientset(sc.KubeObjects()...)
+	stream := churnStream(sc, 2000)
+	light := sc.light()
+	sc = nil // the tracker holds its own copies
+
+	sys, err := newSystem(name, client, light, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := sys.start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer sys.stop()
+	for !sys.synced() {
+		time.Sleep(time.Millisecond)
+	}
+	seen := make(chan string, 4*BurstWindow)
+	sys.setSink(func(key string) {
+		select {
+		case seen <- key:
+		default: // await reports the miss
+		}
+	})
+	defer sys.setSink(nil)
+	key := func(ch change) string {
+		if name == Floor {
+			return ch.floorKey()
+		}
+		return ch.host
+	}
+	w := &writer{client: client}
+
+	runtime.GC()
+	if *churnNoGC {
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	}
+	if *churnProfile != "" {
+		f, err := os.Create(*churnProfile + "." + name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	var res ChurnResult
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for i := 0; b.Loop(); i++ {
+		ch := stream[i%len(stream)]
+		if err := w.apply(ctx, ch); err != nil {
+			b.Fatal(err)
+		}
+		if !await(seen, key(ch), &res) {
+			b.Fatalf("%s: no report of change %d (%s/%s)", name, i, ch.ns, ch.name)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+}

@@ -132,6 +132,9 @@ type ChurnResult struct {
 	AllocsPerChange        int64 `json:"allocs_per_change"`
 	BytesPerChange         int64 `json:"bytes_per_change"`
 	HandlerAllocsPerChange int64 `json:"handler_allocs_per_change"`
+	// GCCycles counts the garbage collection cycles that ended during
+	// the sequential stream.
+	GCCycles int64 `json:"gc_cycles"`
 	// EventsPerSecond is the throughput of a burst of the same changes
 	// with up to BurstWindow outstanding.
 	EventsPerSecond float64 `json:"events_per_second"`
@@ -197,6 +200,7 @@ func runChurn(ctx context.Context, w *writer, sys system, floor bool, stream []c
 	m1 := allocs()
 	res.AllocsPerChange = int64(m1.Mallocs-m0.Mallocs) / int64(len(stream))
 	res.BytesPerChange = int64(m1.TotalAlloc-m0.TotalAlloc) / int64(len(stream))
+	res.GCCycles = int64(m1.NumGC - m0.NumGC)
 	if sys == nil {
 		return res, nil
 	}

@@ -38,6 +38,11 @@ type Options struct {
 	// CPU profiles of MemProfileSystem's initial sync and churn stream
 	// to, in the first run.
 	SyncCPUProfile, ChurnCPUProfile string
+	// FirstRun is the index of the first run: runs are numbered from it,
+	// the profiles are taken in run 0, and the systems' order rotates
+	// with the index. A command that measures each run in a process of
+	// its own sets it. Default 0.
+	FirstRun int
 	// Log receives progress lines. Default: discard.
 	Log io.Writer
 }
@@ -141,15 +146,34 @@ func Run(ctx context.Context, c Config, opts Options) (*PresetResult, error) {
 		sc = nil
 		return client
 	}
+	var runs []RunResult
 	for run := range opts.Runs {
-		rr, err := runOnce(ctx, preload, light, stream, run, opts)
+		rr, err := runOnce(ctx, preload, light, stream, opts.FirstRun+run, opts)
 		if err != nil {
 			return nil, err
 		}
-		res.Runs = append(res.Runs, *rr)
+		runs = append(runs, *rr)
 	}
-	res.Medians = medians(res.Runs, opts.Systems)
-	return res, nil
+	return Summarize(res.Config, res.Counts, runs, opts.Systems), nil
+}
+
+// Summarize returns the PresetResult of runs of the scenario that cfg
+// describes: each run's writes-alone figures are set to the median over
+// its systems', and the medians of every system's figures over the runs
+// are taken. A command that measures systems in processes of their own
+// assembles their runs with it.
+func Summarize(cfg Config, counts Counts, runs []RunResult, systems []string) *PresetResult {
+	for i := range runs {
+		rr := &runs[i]
+		writes := make([]ChurnResult, len(rr.Systems))
+		for j, s := range rr.Systems {
+			writes[j] = ChurnResult{CPUPerChange: s.Churn.WriteCPUPerChange, SteadyCPUPerChange: s.Churn.WriteSteadyCPUPerChange, AllocsPerChange: s.Churn.WriteAllocsPerChange}
+		}
+		rr.WriteCPUPerChange = medianOf(writes, func(c ChurnResult) int64 { return c.CPUPerChange })
+		rr.WriteSteadyCPUPerChange = medianOf(writes, func(c ChurnResult) int64 { return c.SteadyCPUPerChange })
+		rr.WriteAllocsPerChange = medianOf(writes, func(c ChurnResult) int64 { return c.AllocsPerChange })
+	}
+	return &PresetResult{Config: cfg, Counts: counts, Runs: runs, Medians: medians(runs, systems)}
 }
 
 // runOnce measures every system once, each over a clientset preload
@@ -157,7 +181,6 @@ func Run(ctx context.Context, c Config, opts Options) (*PresetResult, error) {
 // Scenario.light).
 func runOnce(ctx context.Context, preload func(run int, system string) *fake.Clientset, sc *Scenario, stream []change, run int, opts Options) (*RunResult, error) {
 	rr := &RunResult{Run: run}
-	var writes []ChurnResult
 
 	// Rotate the order of the systems across runs, so that none always
 	// goes first.
@@ -179,7 +202,6 @@ func runOnce(ctx context.Context, preload func(run int, system string) *fake.Cli
 				return nil, err
 			}
 		}
-		writes = append(writes, wr)
 
 		r, err := measureSystem(ctx, client, w, sc, stream, name, run, opts)
 		if err != nil {
@@ -191,16 +213,13 @@ func runOnce(ctx context.Context, preload func(run int, system string) *fake.Cli
 		r.Churn.HandlerCPUPerChange = r.Churn.CPUPerChange - wr.CPUPerChange
 		r.Churn.HandlerSteadyCPUPerChange = r.Churn.SteadyCPUPerChange - wr.SteadyCPUPerChange
 		r.Churn.HandlerAllocsPerChange = r.Churn.AllocsPerChange - wr.AllocsPerChange
-		fmt.Fprintf(opts.Log, "  %-9s sync %.3fs (cpu %.3fs, %d GC)  heap %.1f MiB  churn p50 %v p99 %v cpu/change %v (writes alone %v) allocs/change %d (%d)  %.0f ev/s\n",
+		fmt.Fprintf(opts.Log, "  %-9s sync %.3fs (cpu %.3fs, %d GC)  heap %.1f MiB  churn p50 %v p99 %v cpu/change %v (writes alone %v) allocs/change %d (%d) %d GC  %.0f ev/s\n",
 			name, r.SyncSeconds, r.SyncCPUSeconds, r.SyncGCCycles, float64(r.HeapAlloc)/(1<<20),
 			time.Duration(r.Churn.P50), time.Duration(r.Churn.P99), time.Duration(r.Churn.CPUPerChange), time.Duration(wr.CPUPerChange),
-			r.Churn.AllocsPerChange, wr.AllocsPerChange, r.Churn.EventsPerSecond)
+			r.Churn.AllocsPerChange, wr.AllocsPerChange, r.Churn.GCCycles, r.Churn.EventsPerSecond)
 		rr.Systems = append(rr.Systems, r)
 		runtime.KeepAlive(client)
 	}
-	rr.WriteCPUPerChange = medianOf(writes, func(c ChurnResult) int64 { return c.CPUPerChange })
-	rr.WriteSteadyCPUPerChange = medianOf(writes, func(c ChurnResult) int64 { return c.SteadyCPUPerChange })
-	rr.WriteAllocsPerChange = medianOf(writes, func(c ChurnResult) int64 { return c.AllocsPerChange })
 	return rr, nil
 }
 

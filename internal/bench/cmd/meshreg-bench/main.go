@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -43,6 +46,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	churnprofile := fs.String("churnprofile", "", "write a CPU profile of -profilesystem's churn stream in the first run of the last preset")
 	profSystem := fs.String("profilesystem", bench.Aggregate, "system that -memprofile, -syncprofile and -churnprofile profile")
 	from := fs.String("from", "", "render an earlier JSON report instead of measuring")
+	isolate := fs.Bool("isolate", true, "measure each system of each run in a process of its own (this command, run again with -isolate=false)")
+	firstRun := fs.Int("firstrun", 0, "index of the first run (set by -isolate for the processes it starts)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -52,17 +57,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 	var rep *bench.Report
 	if *from != "" {
-		f, err := os.Open(*from)
-		if err != nil {
-			return err
-		}
-		rep, err = bench.ReadReport(f)
-		f.Close()
-		if err != nil {
+		var err error
+		if rep, err = readReport(*from); err != nil {
 			return err
 		}
 	} else {
 		if *cpuprofile != "" {
+			if *isolate {
+				return errors.New("-cpuprofile profiles this process, which measures nothing with -isolate: add -isolate=false")
+			}
 			f, err := os.Create(*cpuprofile)
 			if err != nil {
 				return err
@@ -83,11 +86,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 			if !ok {
 				return fmt.Errorf("unknown preset %q (have %s)", name, strings.Join(bench.PresetNames, ", "))
 			}
-			res, err := bench.Run(ctx, cfg, bench.Options{
+			opts := bench.Options{
 				Runs: *runs, Changes: *changes, Systems: strings.Split(*systems, ","),
 				ServiceEntries: *withSE, SkipQueries: *noQueries,
-				MemProfile: *memprofile, MemProfileSystem: *profSystem, SyncCPUProfile: *syncprofile, ChurnCPUProfile: *churnprofile, Log: stderr,
-			})
+				MemProfile: *memprofile, MemProfileSystem: *profSystem, SyncCPUProfile: *syncprofile, ChurnCPUProfile: *churnprofile,
+				FirstRun: *firstRun, Log: stderr,
+			}
+			var res *bench.PresetResult
+			var err error
+			if *isolate {
+				res, err = runIsolated(ctx, cfg.Name, opts, *benchtime, stderr)
+			} else {
+				res, err = bench.Run(ctx, cfg, opts)
+			}
 			if err != nil {
 				return err
 			}
@@ -109,6 +120,77 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return writeFile(*md, rep.WriteMarkdown)
 	}
 	return rep.WriteMarkdown(stdout)
+}
+
+// runIsolated measures the preset named like bench.Run would, but each
+// system of each run in a process of its own: this command, run again
+// with -isolate=false for that one system and run, its report read back.
+// A process's memory history changes what it measures (a sync that
+// follows another system's in the same process reuses the heap that one
+// left, and is faster than a first one, by up to 2x at large), so that
+// every system starts as a control plane does: in a fresh process.
+func runIsolated(ctx context.Context, preset string, opts bench.Options, benchtime string, stderr io.Writer) (*bench.PresetResult, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "meshreg-bench")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var (
+		cfg    bench.Config
+		counts bench.Counts
+		runs   []bench.RunResult
+	)
+	for run := range opts.Runs {
+		rr := bench.RunResult{Run: opts.FirstRun + run}
+		n := len(opts.Systems)
+		for i := range n {
+			system := opts.Systems[(i+rr.Run)%n]
+			out := filepath.Join(dir, fmt.Sprintf("%d-%s.json", rr.Run, system))
+			args := []string{
+				"-isolate=false", "-preset", preset, "-systems", system, "-runs", "1", "-firstrun", strconv.Itoa(rr.Run),
+				"-changes", strconv.Itoa(opts.Changes), "-benchtime", benchtime, "-o", out, "-md", os.DevNull,
+				"-serviceentries=" + strconv.FormatBool(opts.ServiceEntries), "-noqueries=" + strconv.FormatBool(opts.SkipQueries),
+				"-profilesystem", opts.MemProfileSystem,
+			}
+			if rr.Run == 0 {
+				for flag, file := range map[string]string{"-memprofile": opts.MemProfile, "-syncprofile": opts.SyncCPUProfile, "-churnprofile": opts.ChurnCPUProfile} {
+					if file != "" {
+						args = append(args, flag, file)
+					}
+				}
+			}
+			cmd := exec.CommandContext(ctx, exe, args...)
+			cmd.Stdout, cmd.Stderr = stderr, stderr
+			if err := cmd.Run(); err != nil {
+				return nil, fmt.Errorf("%s run %d: %s: %s: %w", preset, rr.Run, system, exe, err)
+			}
+			rep, err := readReport(out)
+			if err != nil {
+				return nil, fmt.Errorf("%s run %d: %s: %w", preset, rr.Run, system, err)
+			}
+			if len(rep.Presets) != 1 || len(rep.Presets[0].Runs) != 1 || len(rep.Presets[0].Runs[0].Systems) != 1 {
+				return nil, fmt.Errorf("%s run %d: %s: the report of %s is not of one preset, run and system", preset, rr.Run, system, out)
+			}
+			p := rep.Presets[0]
+			cfg, counts = p.Config, p.Counts
+			rr.Systems = append(rr.Systems, p.Runs[0].Systems[0])
+		}
+		runs = append(runs, rr)
+	}
+	return bench.Summarize(cfg, counts, runs, opts.Systems), nil
+}
+
+func readReport(path string) (*bench.Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return bench.ReadReport(f)
 }
 
 func writeFile(path string, write func(io.Writer) error) error {

@@ -2,24 +2,37 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// runMainEnv, set to 1, makes the test binary run the command instead of
+// the tests: -isolate runs the binary it is in again for each system.
+const runMainEnv = "MESHREG_BENCH_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func TestRunSmallOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures the small preset")
 	}
+	t.Setenv(runMainEnv, "1") // for the processes -isolate starts
 	dir := t.TempDir()
 	js, svg := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.svg")
 	var out, errb bytes.Buffer
-	err := run([]string{"-preset", "small", "-runs", "1", "-changes", "50", "-noqueries", "-o", js, "-svg", svg}, &out, &errb)
+	err := run([]string{"-preset", "small", "-runs", "2", "-systems", "floor,kube", "-changes", "50", "-noqueries", "-o", js, "-svg", svg}, &out, &errb)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errb.String())
 	}
@@ -31,6 +44,26 @@ func TestRunSmallOnce(t *testing.T) {
 			t.Errorf("%s not written: %v", f, err)
 		}
 	}
+	// Each system of each run was measured in a process of its own, in
+	// the order of the run.
+	rep, err := readReport(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rep.Presets[0].Runs {
+		for _, s := range r.Systems {
+			got = append(got, fmt.Sprintf("%d %s", r.Run, s.System))
+		}
+	}
+	if want := []string{"0 floor", "0 kube", "1 kube", "1 floor"}; !slices.Equal(got, want) {
+		t.Errorf("runs and systems = %q, want %q", got, want)
+	}
+	for _, line := range []string{"small run 0: floor: preloaded", "small run 1: floor: preloaded"} {
+		if !strings.Contains(errb.String(), line) {
+			t.Errorf("log lacks %q:\n%s", line, errb.String())
+		}
+	}
 	// Re-rendering the JSON gives the same Markdown.
 	var again bytes.Buffer
 	if err := run([]string{"-from", js}, &again, &errb); err != nil {
@@ -38,6 +71,28 @@ func TestRunSmallOnce(t *testing.T) {
 	}
 	if again.String() != out.String() {
 		t.Errorf("-from renders differently:\n%s\nvs\n%s", again.String(), out.String())
+	}
+}
+
+func TestRunInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the small preset")
+	}
+	var out, errb bytes.Buffer
+	err := run([]string{"-isolate=false", "-preset", "small", "-runs", "1", "-systems", "kube", "-changes", "50", "-noqueries"}, &out, &errb)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, errb.String())
+	}
+	// Only kube was measured: the floor's column is empty.
+	if !strings.Contains(out.String(), "| initial sync (wall) | – | ") {
+		t.Errorf("markdown:\n%s", out.String())
+	}
+}
+
+func TestCPUProfileNeedsInProcess(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"-cpuprofile", filepath.Join(t.TempDir(), "p")}, &out, &errb); err == nil || !strings.Contains(err.Error(), "-isolate=false") {
+		t.Errorf("err = %v, want one naming -isolate=false", err)
 	}
 }
 

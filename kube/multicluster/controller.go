@@ -76,6 +76,9 @@ type Controller struct {
 	opts     Options
 	target   Target
 	informer cache.SharedIndexInformer
+	// handled reports whether the handler has taken the initial list
+	// (the informer's own HasSynced says only that its cache holds it).
+	handled cache.InformerSynced
 
 	// mu guards the fields below and serialises event handling.
 	mu sync.Mutex
@@ -114,13 +117,15 @@ func New(client kubernetes.Interface, target Target, opts Options) (*Controller,
 	if err := c.informer.SetTransform(stripSecret); err != nil {
 		return nil, fmt.Errorf("multicluster: %w", err)
 	}
-	if _, err := c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	reg, err := c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.onSecret(obj, false) },
 		UpdateFunc: func(_, obj any) { c.onSecret(obj, false) },
 		DeleteFunc: func(obj any) { c.onSecret(obj, true) },
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, fmt.Errorf("multicluster: %w", err)
 	}
+	c.handled = reg.HasSynced
 	return c, nil
 }
 
@@ -148,8 +153,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	return nil
 }
 
-// HasSynced reports whether the initial list of Secrets was handled.
-func (c *Controller) HasSynced() bool { return c.informer.HasSynced() }
+// HasSynced reports whether the initial list of Secrets was handled: the
+// registries of the clusters it declares are in the target.
+func (c *Controller) HasSynced() bool { return c.handled() }
 
 // Clusters returns the clusters whose registries are in the target, sorted.
 func (c *Controller) Clusters() []model.ClusterID {

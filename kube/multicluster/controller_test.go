@@ -209,3 +209,34 @@ func TestClientFactoryRejectsAnUnreadableKubeconfig(t *testing.T) {
 		t.Errorf("err = %v, want a kubeconfig read error", err)
 	}
 }
+
+// HasSynced waits for the handler, not only for the informer's cache: a
+// control plane that waits for it expects the declared clusters' registries
+// in its target.
+func TestHasSyncedWaitsForTheHandler(t *testing.T) {
+	client := fake.NewSimpleClientset(secret("remote-1", true, map[string]string{"c1": "cfg1"}))
+	entered, release := make(chan struct{}), make(chan struct{})
+	factory := func(id model.ClusterID, kubeconfig []byte) (registry.Registry, error) {
+		close(entered)
+		<-release
+		return stubFactory(id, kubeconfig)
+	}
+	c, err := New(client, &recordingTarget{held: map[model.ClusterID]string{}}, Options{Factory: factory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	<-entered // the informer's cache holds the Secret; its handler is busy
+	if c.HasSynced() {
+		t.Error("HasSynced true while the handler was still building the cluster's registry")
+	}
+	close(release)
+	eventually(t, "HasSynced", c.HasSynced)
+	if got := c.Clusters(); !slices.Equal(got, []model.ClusterID{"c1"}) {
+		t.Errorf("Clusters() = %v after HasSynced, want [c1]", got)
+	}
+}

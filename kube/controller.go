@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -46,9 +44,8 @@ type Controller struct {
 	// nsSel selects namespaces; nil selects all.
 	nsSel labels.Selector
 
-	factory informers.SharedInformerFactory
-	regs    []cache.ResourceEventHandlerRegistration
-	started atomic.Bool
+	informers []informer
+	started   atomic.Bool
 
 	// mu guards objs (with the memos in its pods), dirty, primed, net,
 	// portMaps, svcMemo and scratch.
@@ -77,7 +74,7 @@ type Controller struct {
 var _ registry.Registry = (*Controller)(nil)
 
 // New returns a controller over the cluster that client talks to. It
-// registers informers with transforms and handlers but starts nothing:
+// builds its informers, with transforms and handlers, but starts nothing:
 // call Run.
 func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 	if client == nil {
@@ -103,29 +100,7 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 		dirty:   newDirtySet(),
 		net:     networkEnv{cluster: opts.Network, ranges: newNetworkRanges(opts.NetworkCIDRs)},
 	}
-	c.factory = informers.NewSharedInformerFactory(client, opts.ResyncPeriod)
-	core := c.factory.Core().V1()
-	for _, in := range []struct {
-		name      string
-		informer  cache.SharedIndexInformer
-		transform cache.TransformFunc
-		handler   cache.ResourceEventHandler
-	}{
-		{"services", core.Services().Informer(), stripService, handle(c, c.onService)},
-		{"endpointslices", c.factory.Discovery().V1().EndpointSlices().Informer(), stripSlice, handle(c, c.onSlice)},
-		{"pods", core.Pods().Informer(), stripPod, handle(c, c.onPod)},
-		{"nodes", core.Nodes().Informer(), stripNode, handle(c, c.onNode)},
-		{"namespaces", core.Namespaces().Informer(), stripNamespace, handle(c, c.onNamespace)},
-	} {
-		if err := in.informer.SetTransform(in.transform); err != nil {
-			return nil, fmt.Errorf("kube: %s informer transform: %w", in.name, err)
-		}
-		reg, err := in.informer.AddEventHandler(in.handler)
-		if err != nil {
-			return nil, fmt.Errorf("kube: %s informer handler: %w", in.name, err)
-		}
-		c.regs = append(c.regs, reg)
-	}
+	c.informers = c.newInformers(client)
 	return c, nil
 }
 
@@ -144,11 +119,12 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("kube: controller already started")
 	}
-	c.factory.Start(ctx.Done())
-	defer c.factory.Shutdown()
-	synced := make([]cache.InformerSynced, len(c.regs))
-	for i, r := range c.regs {
-		synced[i] = r.HasSynced
+	ctx, cancel := context.WithCancel(ctx)
+	wait := runInformers(ctx, c.informers)
+	defer func() { cancel(); wait() }()
+	synced := make([]cache.InformerSynced, len(c.informers))
+	for i, in := range c.informers {
+		synced[i] = in.ctrl.HasSynced
 	}
 	if !waitSynced(ctx, synced) {
 		return nil // ctx ended first

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,7 +12,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/cache"
 )
 
 // primeCluster returns the objects of a cluster large enough for the
@@ -96,24 +96,26 @@ func TestPrimeWorkers(t *testing.T) {
 	var written []metav1.Object
 	inCache := func() bool {
 		for _, o := range written {
-			var inf cache.SharedIndexInformer
+			var name string
 			switch o.(type) {
 			case *corev1.Namespace:
-				inf = c.factory.Core().V1().Namespaces().Informer()
+				name = "namespaces"
 			case *corev1.Node:
-				inf = c.factory.Core().V1().Nodes().Informer()
+				name = "nodes"
 			case *corev1.Pod:
-				inf = c.factory.Core().V1().Pods().Informer()
+				name = "pods"
 			case *corev1.Service:
-				inf = c.factory.Core().V1().Services().Informer()
+				name = "services"
 			case *discoveryv1.EndpointSlice:
-				inf = c.factory.Discovery().V1().EndpointSlices().Informer()
+				name = "endpointslices"
 			}
+			i := slices.IndexFunc(c.informers, func(in informer) bool { return in.name == name })
+			inf := c.informers[i]
 			key := o.GetName()
 			if o.GetNamespace() != "" {
 				key = o.GetNamespace() + "/" + key
 			}
-			if _, ok, _ := inf.GetStore().GetByKey(key); !ok {
+			if _, ok, _ := inf.store.GetByKey(key); !ok {
 				return false
 			}
 		}

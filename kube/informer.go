@@ -1,0 +1,84 @@
+package kube
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// informer watches one kind of object. It is client-go's plain informer
+// (cache.NewInformerWithOptions), not a shared one: the controller is the
+// only consumer of its informers, so the shared informer's fan-out (two
+// goroutines and a growing buffer per handler, between the queue and the
+// handler) would only add a goroutine handoff to every event and hold
+// every notification of the initial list until the handler took it. Here
+// the handler runs on the goroutine that pops the queue. The informer's
+// store has no indexes: the controller keeps its own objects, and the
+// store serves only to tell updates and deletions from adds on a
+// relist.
+type informer struct {
+	name  string
+	store cache.Store
+	ctrl  cache.Controller
+}
+
+// newInformer returns an informer of the objects lw lists, each passed
+// through transform before it is stored and handed to handler.
+func newInformer(name string, lw cache.ListerWatcher, obj runtime.Object, resync time.Duration, transform cache.TransformFunc, handler cache.ResourceEventHandler) informer {
+	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    obj,
+		Handler:       handler,
+		ResyncPeriod:  resync,
+		Transform:     transform,
+	})
+	return informer{name: name, store: store, ctrl: ctrl}
+}
+
+// runInformers runs every informer until ctx is done, then waits for
+// their goroutines to end.
+func runInformers(ctx context.Context, infs []informer) (wait func()) {
+	var wg sync.WaitGroup
+	for _, in := range infs {
+		wg.Go(func() { in.ctrl.RunWithContext(ctx) })
+	}
+	return wg.Wait
+}
+
+// listWatch returns the ListerWatcher of one resource of client, with the
+// watch-list semantics client supports, as client-go's generated
+// informers build theirs.
+func listWatch[L runtime.Object](client kubernetes.Interface, list func(context.Context, metav1.ListOptions) (L, error), watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.ListerWatcher {
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return list(ctx, opts)
+		},
+		WatchFuncWithContext: watchFn,
+	}, client)
+}
+
+// newInformers returns the controller's five informers over client.
+func (c *Controller) newInformers(client kubernetes.Interface) []informer {
+	core, disc := client.CoreV1(), client.DiscoveryV1()
+	resync := c.opts.ResyncPeriod
+	return []informer{
+		newInformer("services", listWatch(client, core.Services("").List, core.Services("").Watch),
+			&corev1.Service{}, resync, stripService, handle(c, c.onService)),
+		newInformer("endpointslices", listWatch(client, disc.EndpointSlices("").List, disc.EndpointSlices("").Watch),
+			&discoveryv1.EndpointSlice{}, resync, stripSlice, handle(c, c.onSlice)),
+		newInformer("pods", listWatch(client, core.Pods("").List, core.Pods("").Watch),
+			&corev1.Pod{}, resync, stripPod, handle(c, c.onPod)),
+		newInformer("nodes", listWatch(client, core.Nodes().List, core.Nodes().Watch),
+			&corev1.Node{}, resync, stripNode, handle(c, c.onNode)),
+		newInformer("namespaces", listWatch(client, core.Namespaces().List, core.Namespaces().Watch),
+			&corev1.Namespace{}, resync, stripNamespace, handle(c, c.onNamespace)),
+	}
+}

@@ -181,16 +181,6 @@ func (c *Controller) onPod(key types.NamespacedName, pod *podInfo) {
 		c.dropPodMemo(old)
 	}
 	c.markPod(key)
-	if pod != nil && !c.primed && c.namespaceSelected(key.Namespace) {
-		// While the initial lists arrive, nothing is converted until all
-		// are in (flushLocked), and that flush then runs alone. The
-		// pod's workload depends on the pod, its node and the network
-		// only, so it is computed now, alongside the other informers'
-		// lists, and memoized (podWorkload); should its node or the
-		// network arrive later, the flush computes it again. (Pods of
-		// namespaces not known yet to be selected are left to the flush.)
-		_, _ = c.podWorkload(pod)
-	}
 	if old != nil && pod != nil && samePlacement(old, pod) {
 		// The pod changed but not what decides which endpoints it
 		// backs: its name, node, IPs and liveness (which endpoints name

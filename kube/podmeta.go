@@ -33,14 +33,20 @@ func (c *Controller) podWorkload(pod *podInfo) (*model.WorkloadInstance, error) 
 	if w := c.currentMemo(pod); w != nil {
 		return w, nil
 	}
-	node := c.objs.nodes[pod.nodeName]
-	c.dropPodMemo(pod)
 	w, err := podInstance(pod, c.podEnv(pod.nodeName))
+	return c.memoize(pod, w, err)
+}
+
+// memoize records podInstance's result for a pod as its memoized
+// workload, with the shared port map, and returns it; an error leaves
+// the pod without a memo. c.mu must be held.
+func (c *Controller) memoize(pod *podInfo, w *model.WorkloadInstance, err error) (*model.WorkloadInstance, error) {
+	c.dropPodMemo(pod)
 	if err != nil {
 		return nil, err
 	}
 	w.PortMap = c.portMaps.acquire(pod) // w is not shared yet
-	pod.memo = podMemo{node: node, network: c.net.cluster, w: w}
+	pod.memo = podMemo{node: c.objs.nodes[pod.nodeName], network: c.net.cluster, w: w}
 	return w, nil
 }
 

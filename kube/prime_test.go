@@ -15,7 +15,7 @@ import (
 )
 
 // primeCluster returns the objects of a cluster large enough for the
-// initial conversion to use several workers (see minServicesPerWorker),
+// initial conversion to use several workers (see minPerWorker),
 // with every kind of endpoint the conversion tells apart: by pod
 // targetRef, by address alone (the pod holding it gives the metadata),
 // pending (targetRef pod unknown), slices without their service, and a

@@ -253,19 +253,16 @@ func (c *Controller) writeService(key types.NamespacedName, svc *model.Service, 
 // primeLocked marks the controller primed and converts every object the
 // informers' initial lists delivered: nothing was marked dirty before
 // (markService, markPod), and the store is still empty. The pods'
-// memoized workloads are brought up to date first (most were computed as
-// the pods arrived); then Options.InitialSyncWorkers goroutines compute
-// the services' endpoints, reading the controller's state only, while
-// this one publishes the pods' workloads and then writes the services.
-// It returns the number of conversions. c.mu must be held.
+// workloads are computed first, spread over Options.InitialSyncWorkers
+// goroutines (memoizePods); then those goroutines compute the services'
+// endpoints, reading the controller's state only, while this one
+// publishes the pods' workloads, then writes the services as they come
+// and computes what is left. It returns the number of conversions. c.mu
+// must be held.
 func (c *Controller) primeLocked() int {
 	c.primed = true
 	c.dirty.reset()
-	for key, pod := range c.objs.pods {
-		if c.namespaceSelected(key.Namespace) {
-			_, _ = c.podWorkload(pod) // a pod without a workload has no memo
-		}
-	}
+	c.memoizePods()
 	c.store.Reserve(len(c.objs.services), len(c.objs.pods))
 	if len(c.objs.rdeps) == 0 {
 		// Most dependencies are pods and nodes: one growth, not twenty.
@@ -289,20 +286,65 @@ func (c *Controller) primeLocked() int {
 	return len(c.objs.pods) + len(keys)
 }
 
-// minServicesPerWorker is the fewest services worth a goroutine of their
-// own in syncServices.
-const minServicesPerWorker = 64
+// minPerWorker is the fewest services, or pods, worth a goroutine of
+// their own in the initial conversion.
+const minPerWorker = 64
 
-// syncServices runs meanwhile, then syncService for every key, with the
-// computation of existing services' endpoints spread over
-// Options.InitialSyncWorkers goroutines that start before meanwhile. The
-// workers read the controller's objects and the pods' memos, which
-// nothing changes meanwhile: c.mu is held, and this goroutine writes only
-// what they do not read (the dependency index, the service memo, the
-// store); meanwhile must not change the objects or the memos either.
-// c.mu must be held.
+// memoizePods brings the memoized workload of every pod of a selected
+// namespace up to date. The workloads are computed by up to
+// Options.InitialSyncWorkers goroutines, this one included, which read
+// the controller's objects only (podInstance); this one then memoizes
+// them, which takes the shared port maps. c.mu must be held.
+func (c *Controller) memoizePods() {
+	var stale []*podInfo
+	for key, pod := range c.objs.pods {
+		if c.namespaceSelected(key.Namespace) && c.currentMemo(pod) == nil {
+			stale = append(stale, pod)
+		}
+	}
+	type result struct {
+		w   *model.WorkloadInstance
+		err error
+	}
+	results := make([]result, len(stale))
+	parallel(min(c.opts.InitialSyncWorkers, len(stale)/minPerWorker), len(stale), func(i int) {
+		pod := stale[i]
+		results[i].w, results[i].err = podInstance(pod, c.podEnv(pod.nodeName))
+	})
+	for i, pod := range stale {
+		_, _ = c.memoize(pod, results[i].w, results[i].err) // a pod without a workload has no memo
+	}
+}
+
+// parallel calls f(i) for every i in [0, n) on up to workers goroutines,
+// this one included, and returns when all calls have.
+func parallel(workers, n int, f func(i int)) {
+	var next atomic.Int64
+	work := func() {
+		for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+			f(i)
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+}
+
+// syncServices runs meanwhile, then syncService for every key. The
+// endpoints of existing services are computed by up to
+// Options.InitialSyncWorkers goroutines, this one included: the others
+// start before meanwhile, and this one joins them once meanwhile is done,
+// writing each result as it comes and computing a service itself
+// whenever none is waiting. The workers read the controller's objects
+// and the pods' memos, which nothing changes meanwhile: c.mu is held, and
+// this goroutine writes only what they do not read (the dependency
+// index, the service memo, the store); meanwhile must not change the
+// objects or the memos either. c.mu must be held.
 func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func()) {
-	workers := min(c.opts.InitialSyncWorkers, len(keys)/minServicesPerWorker)
+	workers := min(c.opts.InitialSyncWorkers, len(keys)/minPerWorker)
 	if workers <= 1 {
 		meanwhile()
 		for _, key := range keys {
@@ -320,48 +362,64 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 		epDiag  []model.Diagnostic
 		deps    depSet
 	}
-	// Room for every result: the workers never wait for this goroutine,
-	// which is busy with meanwhile first.
-	results := make(chan result, len(keys))
 	var (
 		next atomic.Int64
 		wg   sync.WaitGroup
 		cfg  = c.serviceConfig()
+		// Room for every result: the workers never wait for this
+		// goroutine, which is busy with meanwhile first.
+		results = make(chan result, len(keys))
 	)
-	for range workers {
+	// take returns the index of the next key to compute, false when every
+	// key is taken.
+	take := func() (int, bool) {
+		i := int(next.Add(1)) - 1
+		return i, i < len(keys)
+	}
+	compute := func(i int, scratch *endpointScratch) result {
+		r := result{key: keys[i], obj: c.objs.services[keys[i]]}
+		if r.obj != nil && c.namespaceSelected(r.key.Namespace) {
+			var deps []dep
+			r.svc, r.svcDiag = convertService(r.obj, cfg)
+			r.eps, r.epDiag, deps = c.serviceEndpoints(r.key, r.svc, scratch, false)
+			r.deps, r.done = newDepSet(deps), true
+		}
+		return r
+	}
+	for range workers - 1 {
 		wg.Go(func() {
 			var scratch endpointScratch
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(keys) {
-					return
-				}
-				r := result{key: keys[i], obj: c.objs.services[keys[i]]}
-				if r.obj != nil && c.namespaceSelected(r.key.Namespace) {
-					var deps []dep
-					r.svc, r.svcDiag = convertService(r.obj, cfg)
-					r.eps, r.epDiag, deps = c.serviceEndpoints(r.key, r.svc, &scratch, false)
-					r.deps, r.done = newDepSet(deps), true
-				}
-				results <- r
+			for i, ok := take(); ok; i, ok = take() {
+				results <- compute(i, &scratch)
 			}
 		})
 	}
-	go func() {
-		wg.Wait()
-		close(results)
-	}()
 	meanwhile()
-	for r := range results {
+	write := func(r result) {
 		if !r.done {
 			c.syncService(r.key)
-			continue
+			return
 		}
 		diags := slices.Clip(r.svcDiag) // appended to below
 		c.svcMemo[r.key] = svcMemoEntry{obj: r.obj, svc: r.svc, diags: diags}
 		c.objs.setDepSet(r.key, r.deps)
 		c.writeService(r.key, r.svc, r.eps, append(diags, r.epDiag...))
 	}
+	var scratch endpointScratch
+	for written := 0; written < len(keys); written++ {
+		select {
+		case r := <-results:
+			write(r)
+			continue
+		default:
+		}
+		if i, ok := take(); ok {
+			write(compute(i, &scratch))
+		} else {
+			write(<-results) // every key is taken: wait for the workers
+		}
+	}
+	wg.Wait()
 }
 
 // convertService returns convertService(obj) for the controller's

@@ -4,7 +4,9 @@
 // and diagnostics, in the shard (Kubernetes, cluster ID).
 //
 // Create a Controller with New over any kubernetes.Interface and run it
-// with Run. Its informers keep only the fields the registry reads
+// with Run. Its informers are its own (client-go's plain informers: the
+// handler runs on the goroutine that pops the queue, with no shared
+// informer's fan-out in between) and keep only the fields the registry reads
 // (transform functions; Pods and EndpointSlices are cached in lean types
 // of the package's own, a few hundred bytes instead of kilobytes), and
 // every change converts only what it affects:
@@ -17,7 +19,8 @@
 // those endpoints. The initial
 // lists are converted once, after every informer has delivered its list
 // (no endpoint is computed twice while pods and slices arrive), with the
-// services' endpoints computed on Options.InitialSyncWorkers goroutines.
+// pods' workloads and the services' endpoints computed on
+// Options.InitialSyncWorkers goroutines.
 // HasSynced turns true once the initial lists are converted and delivered
 // to every handler.
 //

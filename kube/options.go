@@ -61,9 +61,10 @@ type Options struct {
 	// resync (the controller's state does not drift, so it needs none).
 	ResyncPeriod time.Duration
 
-	// InitialSyncWorkers is how many goroutines compute services'
-	// endpoints in the initial conversion, once the informers have
-	// delivered their lists; later changes are converted one at a time.
+	// InitialSyncWorkers is how many goroutines, Run's included, compute
+	// pods' workloads and services' endpoints in the initial conversion,
+	// once the informers have delivered their lists; later changes are
+	// converted one at a time.
 	// Default 0: runtime.GOMAXPROCS. 1 converts on Run's goroutine alone.
 	InitialSyncWorkers int
 }

@@ -102,6 +102,21 @@ func secret(name string, labelled bool, data map[string]string) *corev1.Secret {
 }
 
 // eventually polls cond until it holds or a deadline passes.
+// startController runs a new controller until the test ends; the context
+// it returns ends then too.
+func startController(t *testing.T, client kubernetes.Interface, target Target, opts Options) (*Controller, context.Context) {
+	t.Helper()
+	c, err := New(client, target, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return c, ctx
+}
+
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -127,14 +142,7 @@ func TestSecretsDriveClusterRegistries(t *testing.T) {
 		return false, nil, nil
 	})
 	target := &recordingTarget{held: map[model.ClusterID]string{}}
-	c, err := New(client, target, Options{Factory: stubFactory, LocalCluster: "local"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	c, ctx := startController(t, client, target, Options{Factory: stubFactory, LocalCluster: "local"})
 
 	held := func(want map[model.ClusterID]string) func() bool {
 		return func() bool {
@@ -221,14 +229,7 @@ func TestHasSyncedWaitsForTheHandler(t *testing.T) {
 		<-release
 		return stubFactory(id, kubeconfig)
 	}
-	c, err := New(client, &recordingTarget{held: map[model.ClusterID]string{}}, Options{Factory: factory})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	c, _ := startController(t, client, &recordingTarget{held: map[model.ClusterID]string{}}, Options{Factory: factory})
 
 	<-entered // the informer's cache holds the Secret; its handler is busy
 	if c.HasSynced() {

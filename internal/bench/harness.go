@@ -128,7 +128,7 @@ type PresetResult struct {
 func Run(ctx context.Context, c Config, opts Options) (*PresetResult, error) {
 	opts = opts.defaults()
 	sc := Generate(c)
-	res := &PresetResult{Config: sc.Config, Counts: sc.Counts()}
+	cfg, counts := sc.Config, sc.Counts()
 	stream := churnStream(sc, opts.Changes)
 	light := sc.light()
 	preload := func(run int, system string) *fake.Clientset {
@@ -154,7 +154,7 @@ func Run(ctx context.Context, c Config, opts Options) (*PresetResult, error) {
 		}
 		runs = append(runs, *rr)
 	}
-	return Summarize(res.Config, res.Counts, runs, opts.Systems), nil
+	return Summarize(cfg, counts, runs, opts.Systems), nil
 }
 
 // Summarize returns the PresetResult of runs of the scenario that cfg
@@ -165,13 +165,13 @@ func Run(ctx context.Context, c Config, opts Options) (*PresetResult, error) {
 func Summarize(cfg Config, counts Counts, runs []RunResult, systems []string) *PresetResult {
 	for i := range runs {
 		rr := &runs[i]
-		writes := make([]ChurnResult, len(rr.Systems))
+		churns := make([]ChurnResult, len(rr.Systems))
 		for j, s := range rr.Systems {
-			writes[j] = ChurnResult{CPUPerChange: s.Churn.WriteCPUPerChange, SteadyCPUPerChange: s.Churn.WriteSteadyCPUPerChange, AllocsPerChange: s.Churn.WriteAllocsPerChange}
+			churns[j] = s.Churn
 		}
-		rr.WriteCPUPerChange = medianOf(writes, func(c ChurnResult) int64 { return c.CPUPerChange })
-		rr.WriteSteadyCPUPerChange = medianOf(writes, func(c ChurnResult) int64 { return c.SteadyCPUPerChange })
-		rr.WriteAllocsPerChange = medianOf(writes, func(c ChurnResult) int64 { return c.AllocsPerChange })
+		rr.WriteCPUPerChange = medianOf(churns, func(c ChurnResult) int64 { return c.WriteCPUPerChange })
+		rr.WriteSteadyCPUPerChange = medianOf(churns, func(c ChurnResult) int64 { return c.WriteSteadyCPUPerChange })
+		rr.WriteAllocsPerChange = medianOf(churns, func(c ChurnResult) int64 { return c.WriteAllocsPerChange })
 	}
 	return &PresetResult{Config: cfg, Counts: counts, Runs: runs, Medians: medians(runs, systems)}
 }
@@ -182,11 +182,7 @@ func Summarize(cfg Config, counts Counts, runs []RunResult, systems []string) *P
 func runOnce(ctx context.Context, preload func(run int, system string) *fake.Clientset, sc *Scenario, stream []change, run int, opts Options) (*RunResult, error) {
 	rr := &RunResult{Run: run}
 
-	// Rotate the order of the systems across runs, so that none always
-	// goes first.
-	n := len(opts.Systems)
-	for i := range n {
-		name := opts.Systems[(i+run)%n]
+	for _, name := range RunOrder(opts.Systems, run) {
 		client := preload(run, name)
 
 		// The writes alone on this clientset, so that the system's
@@ -221,6 +217,17 @@ func runOnce(ctx context.Context, preload func(run int, system string) *fake.Cli
 		runtime.KeepAlive(client)
 	}
 	return rr, nil
+}
+
+// RunOrder returns the order in which run measures systems: rotated by
+// the run's index, so that none always goes first.
+func RunOrder(systems []string, run int) []string {
+	n := len(systems)
+	out := make([]string, n)
+	for i := range n {
+		out[i] = systems[(i+run)%n]
+	}
+	return out
 }
 
 // medianOf is the median of f over rs.

@@ -146,9 +146,7 @@ func runIsolated(ctx context.Context, preset string, opts bench.Options, benchti
 	)
 	for run := range opts.Runs {
 		rr := bench.RunResult{Run: opts.FirstRun + run}
-		n := len(opts.Systems)
-		for i := range n {
-			system := opts.Systems[(i+rr.Run)%n]
+		for _, system := range bench.RunOrder(opts.Systems, rr.Run) {
 			out := filepath.Join(dir, fmt.Sprintf("%d-%s.json", rr.Run, system))
 			args := []string{
 				"-isolate=false", "-preset", preset, "-systems", system, "-runs", "1", "-firstrun", strconv.Itoa(rr.Run),
@@ -156,11 +154,10 @@ func runIsolated(ctx context.Context, preset string, opts bench.Options, benchti
 				"-serviceentries=" + strconv.FormatBool(opts.ServiceEntries), "-noqueries=" + strconv.FormatBool(opts.SkipQueries),
 				"-profilesystem", opts.MemProfileSystem,
 			}
-			if rr.Run == 0 {
-				for flag, file := range map[string]string{"-memprofile": opts.MemProfile, "-syncprofile": opts.SyncCPUProfile, "-churnprofile": opts.ChurnCPUProfile} {
-					if file != "" {
-						args = append(args, flag, file)
-					}
+			// The process profiles only in run 0, and only -profilesystem.
+			for flag, file := range map[string]string{"-memprofile": opts.MemProfile, "-syncprofile": opts.SyncCPUProfile, "-churnprofile": opts.ChurnCPUProfile} {
+				if file != "" {
+					args = append(args, flag, file)
 				}
 			}
 			cmd := exec.CommandContext(ctx, exe, args...)

@@ -237,7 +237,7 @@ func (c *Controller) syncService(key types.NamespacedName) {
 		return
 	}
 	svc, diags := c.convertService(key, obj)
-	eps, epDiags, deps := c.serviceEndpoints(key, svc, &c.scratch, true)
+	eps, epDiags, deps := c.serviceEndpoints(key, svc, &c.scratch, false)
 	c.objs.setDeps(key, deps)
 	c.writeService(key, svc, eps, append(diags, epDiags...))
 }
@@ -381,7 +381,7 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 		if r.obj != nil && c.namespaceSelected(r.key.Namespace) {
 			var deps []dep
 			r.svc, r.svcDiag = convertService(r.obj, cfg)
-			r.eps, r.epDiag, deps = c.serviceEndpoints(r.key, r.svc, scratch, false)
+			r.eps, r.epDiag, deps = c.serviceEndpoints(r.key, r.svc, scratch, true)
 			r.deps, r.done = newDepSet(deps), true
 		}
 		return r
@@ -468,14 +468,17 @@ func (c *Controller) orphanSliceDiagnostics(key types.NamespacedName) []model.Di
 // pods they name, their nodes, and the WorkloadEntries it selects; it
 // returns them with the diagnostics of the slices and what they were
 // computed from. It works in s, where the dependencies live: they are
-// valid until s's next use. With memoize false it leaves the pods' memos
-// as they are (workers of the initial conversion share them).
+// valid until s's next use. With initial set (the initial conversion,
+// see syncServices) it leaves the pods' memos as they are, as the
+// conversion's goroutines share them, and does not look for endpoints to
+// reuse in the store: the store has none yet, and its lock would only
+// contend with the goroutine writing to it.
 //
 // An endpoint whose targetRef pod is not known is withheld and reported
 // pending; the recorded dependency on the pod releases it when the pod
 // arrives. An endpoint without a Pod targetRef takes the metadata of the
 // live pod holding its address, if any, else only its node's topology.
-func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Service, s *endpointScratch, memoize bool) ([]*model.Endpoint, []model.Diagnostic, []dep) {
+func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Service, s *endpointScratch, initial bool) ([]*model.Endpoint, []model.Diagnostic, []dep) {
 	if svc.Resolution == model.Alias {
 		return nil, nil, nil // ExternalName services have no endpoints
 	}
@@ -491,7 +494,11 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 		// from it.
 		reuse = &s.reuser
 	)
-	reuse.reset(c.Reader.Endpoints(svc.Key(), registry.EndpointQuery{}), len(svc.Ports))
+	var prev []*model.Endpoint
+	if !initial {
+		prev = c.Reader.Endpoints(svc.Key(), registry.EndpointQuery{})
+	}
+	reuse.reset(prev, len(svc.Ports))
 	defer reuse.reset(nil, 0) // no published list kept alive from here
 	for i := range ses {
 		se := &ses[i]
@@ -515,7 +522,7 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 		var meta *model.Endpoint
 		if pod != nil {
 			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: pod.nodeName}})
-			meta = c.podEndpoint(pod, memoize)
+			meta = c.podEndpoint(pod, !initial)
 		} else {
 			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: se.nodeName}})
 			anon := anonymousEndpoint(se.addresses, se.nodeName, c.podEnv(se.nodeName))

@@ -36,11 +36,14 @@ type Notifier struct {
 type subscription struct {
 	h Handler
 
-	// mu guards queue, running and closed.
+	// mu guards queue and running, and orders the setting of closed
+	// with the queuing: nothing is queued once closed is set. closed is
+	// atomic so that the handler's goroutine can check it between
+	// events without taking mu from Notify.
 	mu      sync.Mutex
 	queue   []queued
 	running bool
-	closed  bool
+	closed  atomic.Bool
 
 	// done is the sequence number of the last event the handler has
 	// returned from (or the number at subscription, before any); pushed
@@ -153,7 +156,7 @@ func (n *Notifier) Len() int {
 func (s *subscription) push(q queued) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.closed.Load() {
 		return
 	}
 	s.queue = append(s.queue, q)
@@ -169,7 +172,7 @@ func (s *subscription) push(q queued) {
 func (s *subscription) drain() {
 	for {
 		s.mu.Lock()
-		if len(s.queue) == 0 || s.closed {
+		if len(s.queue) == 0 || s.closed.Load() {
 			s.queue = nil
 			s.running = false
 			s.mu.Unlock()
@@ -188,15 +191,11 @@ func (s *subscription) drain() {
 	}
 }
 
-func (s *subscription) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
+func (s *subscription) isClosed() bool { return s.closed.Load() }
 
 func (s *subscription) close() {
 	s.mu.Lock()
-	s.closed = true
+	s.closed.Store(true)
 	s.queue = nil
 	s.mu.Unlock()
 }

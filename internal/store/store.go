@@ -48,6 +48,8 @@ type Store struct {
 	// then.
 	synced   atomic.Bool
 	syncMark atomic.Uint64
+	// hint is what Reserve sized the store for: services, workloads.
+	hint atomic.Pointer[[2]int]
 }
 
 // endpointSet is the endpoints of one service.
@@ -107,6 +109,7 @@ func (s *Store) Reserve(services, workloads int) {
 	s.workloads = make(map[model.WorkloadKey]*model.WorkloadInstance, workloads)
 	s.workloadsByIP.Reserve(workloads)
 	s.byIP.Reserve(workloads)
+	s.hint.Store(&[2]int{services, workloads})
 }
 
 // Shard returns the store's shard.

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"hash/maphash"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
@@ -71,4 +72,61 @@ func endpointLabels(base map[string]string, loc model.Locality, network model.Ne
 		out[labelSubzone] = loc.Subzone
 	}
 	return out
+}
+
+// labelSharer hands out one endpoint label map per distinct set of
+// inputs to endpointLabels (the pod's labels, its locality and network;
+// the cluster is the controller's), so that the workloads of pods with
+// equal labels on nodes of one topology share it: pods come in replica
+// sets, whose pods carry the same labels. A label map is never written
+// once made (model values are immutable), so sharing it is safe. The
+// initial conversion gives each of its goroutines a sharer of its own
+// (see memoizePods); a nil sharer shares nothing.
+type labelSharer struct {
+	seed   maphash.Seed
+	byHash map[uint64][]sharedLabels
+}
+
+// sharedLabels is one map handed out, with what it was made from.
+type sharedLabels struct {
+	base    map[string]string
+	loc     model.Locality
+	network model.NetworkID
+	out     map[string]string
+}
+
+func newLabelSharer() *labelSharer {
+	return &labelSharer{seed: maphash.MakeSeed(), byHash: map[uint64][]sharedLabels{}}
+}
+
+// labels returns endpointLabels(base, loc, network, cluster), the map
+// handed out before for equal inputs when there is one. cluster must be
+// the same on every call.
+func (s *labelSharer) labels(base map[string]string, loc model.Locality, network model.NetworkID, cluster model.ClusterID) map[string]string {
+	if s == nil {
+		return endpointLabels(base, loc, network, cluster)
+	}
+	h := s.hash(base, loc, network)
+	for _, e := range s.byHash[h] {
+		if e.loc == loc && e.network == network && maps.Equal(e.base, base) {
+			return e.out
+		}
+	}
+	out := endpointLabels(base, loc, network, cluster)
+	s.byHash[h] = append(s.byHash[h], sharedLabels{base: base, loc: loc, network: network, out: out})
+	return out
+}
+
+// hash hashes endpointLabels's inputs, the labels in any order.
+func (s *labelSharer) hash(base map[string]string, loc model.Locality, network model.NetworkID) uint64 {
+	var sum uint64
+	for k, v := range base {
+		// A sum is independent of the map's order; each entry mixes
+		// its key and value, so that swapped values hash apart.
+		sum += maphash.String(s.seed, k)*0x9e3779b97f4a7c15 ^ maphash.String(s.seed, v)
+	}
+	return sum ^ maphash.Comparable(s.seed, struct {
+		loc     model.Locality
+		network model.NetworkID
+	}{loc, network})
 }

@@ -307,29 +307,38 @@ func (c *Controller) memoizePods() {
 		err error
 	}
 	results := make([]result, len(stale))
-	parallel(min(c.opts.InitialSyncWorkers, len(stale)/minPerWorker), len(stale), func(i int) {
+	workers := max(1, min(c.opts.InitialSyncWorkers, len(stale)/minPerWorker))
+	sharers := make([]*labelSharer, workers)
+	for i := range sharers {
+		sharers[i] = newLabelSharer()
+	}
+	parallel(workers, len(stale), func(worker, i int) {
 		pod := stale[i]
-		results[i].w, results[i].err = podInstance(pod, c.podEnv(pod.nodeName))
+		env := c.podEnv(pod.nodeName)
+		env.labels = sharers[worker]
+		results[i].w, results[i].err = podInstance(pod, env)
 	})
 	for i, pod := range stale {
 		_, _ = c.memoize(pod, results[i].w, results[i].err) // a pod without a workload has no memo
 	}
 }
 
-// parallel calls f(i) for every i in [0, n) on up to workers goroutines,
-// this one included, and returns when all calls have.
-func parallel(workers, n int, f func(i int)) {
+// parallel calls f(worker, i) for every i in [0, n) on up to workers
+// goroutines, this one included, and returns when all calls have. worker
+// numbers the goroutine making the call, from 0 (this one) to workers-1:
+// the calls of one worker are made one at a time.
+func parallel(workers, n int, f func(worker, i int)) {
 	var next atomic.Int64
-	work := func() {
+	work := func(worker int) {
 		for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-			f(i)
+			f(worker, i)
 		}
 	}
 	var wg sync.WaitGroup
-	for range workers - 1 {
-		wg.Go(work)
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { work(w) })
 	}
-	work()
+	work(0)
 	wg.Wait()
 }
 

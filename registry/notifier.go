@@ -168,8 +168,13 @@ func (s *subscription) push(q queued) {
 }
 
 // drain calls the handler for queued events until the queue is empty or
-// the subscription is closed, then exits.
+// the subscription is closed, then exits. It takes the queue a batch at a
+// time, and hands the array of the batch it is done with back as the next
+// queue: in a burst (a registry's initial state is one) the queue then
+// does not grow from nothing for every batch. Nothing is kept once the
+// queue is empty.
 func (s *subscription) drain() {
+	var spare []queued // an emptied batch, the next queue's array
 	for {
 		s.mu.Lock()
 		if len(s.queue) == 0 || s.closed.Load() {
@@ -179,7 +184,7 @@ func (s *subscription) drain() {
 			return
 		}
 		batch := s.queue
-		s.queue = nil
+		s.queue = spare
 		s.mu.Unlock()
 		for _, q := range batch {
 			if s.isClosed() {
@@ -188,6 +193,8 @@ func (s *subscription) drain() {
 			q.ev.Deliver(s.h)
 			s.done.Store(q.seq)
 		}
+		clear(batch) // the events go with the batch
+		spare = batch[:0]
 	}
 }
 

@@ -347,3 +347,43 @@ func TestNotifierConcurrency(t *testing.T) {
 		}
 	})
 }
+
+// TestNotifierQueueRefilledWhileDraining: events notified while the
+// handler works through a batch (here by the handler itself) queue behind
+// it and arrive, in order, after it; the arrays of batches handled are
+// reused for the queue.
+func TestNotifierQueueRefilledWhileDraining(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n registry.Notifier
+		r := &recorder{}
+		r.hook = func(name string) {
+			if name[0] == 's' {
+				n.Notify(ev("t" + name[1:]))
+			}
+		}
+		defer n.Subscribe(r, nil)()
+		const events = 3000
+		for _, name := range names("s", events) {
+			n.Notify(ev(name))
+		}
+		synctest.Wait()
+
+		got := r.got()
+		if len(got) != 2*events {
+			t.Fatalf("handler received %d events, want %d", len(got), 2*events)
+		}
+		pos := map[string]int{}
+		for i, name := range got {
+			pos[name] = i
+		}
+		for i := range events {
+			s, tt := "s"+strconv.Itoa(i), "t"+strconv.Itoa(i)
+			if pos[s] >= pos[tt] {
+				t.Errorf("%s arrived at %d, after %s at %d", s, pos[s], tt, pos[tt])
+			}
+			if i > 0 && (pos["s"+strconv.Itoa(i-1)] > pos[s] || pos["t"+strconv.Itoa(i-1)] > pos[tt]) {
+				t.Errorf("event %d arrived before event %d of its kind", i, i-1)
+			}
+		}
+	})
+}

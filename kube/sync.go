@@ -293,8 +293,9 @@ const minPerWorker = 64
 // memoizePods brings the memoized workload of every pod of a selected
 // namespace up to date. The workloads are computed by up to
 // Options.InitialSyncWorkers goroutines, this one included, which read
-// the controller's objects only (podInstance); this one then memoizes
-// them, which takes the shared port maps. c.mu must be held.
+// the controller's objects only (podInstance), each with a labelSharer
+// of its own; this one then memoizes them, which takes the shared port
+// maps. c.mu must be held.
 func (c *Controller) memoizePods() {
 	var stale []*podInfo
 	for key, pod := range c.objs.pods {

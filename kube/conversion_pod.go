@@ -27,9 +27,9 @@ type podEnv struct {
 	node model.Locality
 	// network decides the network when the pod has no network label.
 	network networkEnv
-	// labels, when set, shares the endpoint label maps of pods with
+	// sharer, when set, shares the endpoint label maps of pods with
 	// equal labels and topology.
-	labels *labelSharer
+	sharer *labelSharer
 }
 
 // podEndpoint returns the metadata an endpoint takes from its pod: labels
@@ -42,7 +42,7 @@ func podEndpoint(pod *podInfo, env podEnv) model.Endpoint {
 	network := resolveNetwork(pod.labels, addrs, env.network)
 	return model.Endpoint{
 		Addresses:         addrs,
-		Labels:            env.labels.labels(pod.labels, loc, network, env.cluster),
+		Labels:            env.sharer.labels(pod.labels, loc, network, env.cluster),
 		Locality:          loc,
 		Network:           network,
 		Cluster:           env.cluster,

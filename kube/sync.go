@@ -290,36 +290,37 @@ func (c *Controller) primeLocked() int {
 // their own in the initial conversion.
 const minPerWorker = 64
 
-// memoizePods brings the memoized workload of every pod of a selected
-// namespace up to date. The workloads are computed by up to
+// memoizePods memoizes the workload of every pod of a selected namespace.
+// No pod has a memo yet: the pod handler computes none before the
+// initial conversion. The workloads are computed by up to
 // Options.InitialSyncWorkers goroutines, this one included, which read
 // the controller's objects only (podInstance), each with a labelSharer
 // of its own; this one then memoizes them, which takes the shared port
 // maps. c.mu must be held.
 func (c *Controller) memoizePods() {
-	var stale []*podInfo
+	var selected []*podInfo
 	for key, pod := range c.objs.pods {
-		if c.namespaceSelected(key.Namespace) && c.currentMemo(pod) == nil {
-			stale = append(stale, pod)
+		if c.namespaceSelected(key.Namespace) {
+			selected = append(selected, pod)
 		}
 	}
 	type result struct {
 		w   *model.WorkloadInstance
 		err error
 	}
-	results := make([]result, len(stale))
-	workers := max(1, min(c.opts.InitialSyncWorkers, len(stale)/minPerWorker))
+	results := make([]result, len(selected))
+	workers := max(1, min(c.opts.InitialSyncWorkers, len(selected)/minPerWorker))
 	sharers := make([]*labelSharer, workers)
 	for i := range sharers {
 		sharers[i] = newLabelSharer()
 	}
-	parallel(workers, len(stale), func(worker, i int) {
-		pod := stale[i]
+	parallel(workers, len(selected), func(worker, i int) {
+		pod := selected[i]
 		env := c.podEnv(pod.nodeName)
-		env.labels = sharers[worker]
+		env.sharer = sharers[worker]
 		results[i].w, results[i].err = podInstance(pod, env)
 	})
-	for i, pod := range stale {
+	for i, pod := range selected {
 		_, _ = c.memoize(pod, results[i].w, results[i].err) // a pod without a workload has no memo
 	}
 }

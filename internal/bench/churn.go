@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -60,6 +62,10 @@ func hostname(ns, svc string) string { return svc + "." + ns + ".svc." + DomainS
 type writer struct {
 	client kubernetes.Interface
 	gen    int
+	// delivered holds the last version of each object that deliveries
+	// built, by change.floorKey; version counts the versions built.
+	delivered map[string]k8sruntime.Object
+	version   int
 }
 
 func (w *writer) apply(ctx context.Context, c change) error {
@@ -69,9 +75,7 @@ func (w *writer) apply(ctx context.Context, c change) error {
 		if err != nil {
 			return err
 		}
-		cond := &sl.Endpoints[c.index].Conditions
-		ready := !(cond.Ready == nil || *cond.Ready)
-		cond.Ready, cond.Serving = &ready, &ready
+		flipReady(sl, c.index)
 		_, err = w.client.DiscoveryV1().EndpointSlices(c.ns).Update(ctx, sl, metav1.UpdateOptions{})
 		return err
 	}
@@ -79,9 +83,21 @@ func (w *writer) apply(ctx context.Context, c change) error {
 	if err != nil {
 		return err
 	}
-	p.Labels = mapWith(p.Labels, "bench.meshreg.io/generation", strconv.Itoa(w.gen))
+	setGeneration(p, w.gen)
 	_, err = w.client.CoreV1().Pods(c.ns).Update(ctx, p, metav1.UpdateOptions{})
 	return err
+}
+
+// flipReady flips the readiness (and serving) of the slice's endpoint i.
+func flipReady(sl *discoveryv1.EndpointSlice, i int) {
+	cond := &sl.Endpoints[i].Conditions
+	ready := !(cond.Ready == nil || *cond.Ready)
+	cond.Ready, cond.Serving = &ready, &ready
+}
+
+// setGeneration sets the pod's generation label to gen, in a new map.
+func setGeneration(p *corev1.Pod, gen int) {
+	p.Labels = mapWith(p.Labels, "bench.meshreg.io/generation", strconv.Itoa(gen))
 }
 
 func mapWith(m map[string]string, k, v string) map[string]string {
@@ -118,6 +134,19 @@ type ChurnResult struct {
 	// in whole. HandlerSteadyCPUPerChange is it less the writes alone's.
 	SteadyCPUPerChange        int64 `json:"steady_cpu_per_change_ns"`
 	HandlerSteadyCPUPerChange int64 `json:"handler_steady_cpu_per_change_ns"`
+	// DeliveredCPUPerChange, DeliveredSteadyCPUPerChange (the median of
+	// churnParts parts) and DeliveredAllocsPerChange are the process's
+	// CPU time and allocations per change when the same changes are
+	// delivered to the system's watches directly, one at a time and
+	// each waited for, with nothing written to the clientset (see
+	// watchTap): the system's own cost of a change, from the watch
+	// event to its report, measured in one stream rather than as a
+	// difference of two. DeliveredP50 is that stream's median latency
+	// (ns).
+	DeliveredCPUPerChange       int64 `json:"delivered_cpu_per_change_ns,omitempty"`
+	DeliveredSteadyCPUPerChange int64 `json:"delivered_steady_cpu_per_change_ns,omitempty"`
+	DeliveredAllocsPerChange    int64 `json:"delivered_allocs_per_change,omitempty"`
+	DeliveredP50                int64 `json:"delivered_p50_ns,omitempty"`
 	// WriteCPUPerChange, WriteSteadyCPUPerChange and WriteAllocsPerChange
 	// are CPUPerChange, SteadyCPUPerChange and AllocsPerChange of the same
 	// stream written to the same clientset just before the system

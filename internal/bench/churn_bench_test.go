@@ -17,6 +17,7 @@ var (
 	churnProfile = flag.String("churn.profile", "", "BenchmarkChurnLarge: write a CPU profile of each sub-benchmark's loop (not its setup) to this file plus .floor, .kube or .aggregate")
 	churnNoGC    = flag.Bool("churn.nogc", false, "BenchmarkChurnLarge: turn the garbage collector off during the loop, so that whether a cycle falls in it does not decide the figure")
 	churnPreset  = flag.String("churn.preset", "large", "BenchmarkChurnLarge: the preset to churn instead of large")
+	churnDeliver = flag.Bool("churn.deliver", false, "BenchmarkChurnLarge: deliver each change to the system's watches instead of writing it to the clientset (the harness's delivered stream), so that cpu-ns/op is the system's alone")
 )
 
 // BenchmarkChurnLarge is the harness's churn stream at the large preset,
@@ -28,13 +29,20 @@ var (
 // out of it. The sub-benchmark "writes" is the writes alone, with no
 // system watching, on a clientset of its own: a system's share is its
 // figure less that one. -churn.preset churns another preset. The setup
-// takes ~10 s per system at large.
+// takes ~10 s per system at large. -churn.deliver delivers the changes
+// to the system's watches instead of writing them (see runDelivered):
+// cpu-ns/op is then the system's own cost of a change, and the "writes"
+// sub-benchmark is left out.
 func BenchmarkChurnLarge(b *testing.B) {
 	c, ok := Presets[*churnPreset]
 	if !ok {
 		b.Fatalf("-churn.preset: unknown preset %q", *churnPreset)
 	}
-	for _, name := range append([]string{writesAlone}, Systems...) {
+	names := Systems
+	if !*churnDeliver {
+		names = append([]string{writesAlone}, Systems...)
+	}
+	for _, name := range names {
 		b.Run(name, func(b *testing.B) { benchChurn(b, c, name) })
 	}
 }
@@ -46,6 +54,7 @@ const writesAlone = "writes"
 func benchChurn(b *testing.B, c Config, name string) {
 	sc := Generate(c)
 	client := fake.NewSimpleClientset(sc.KubeObjects()...)
+	tap := tapWatches(client)
 	stream := churnStream(sc, 2000)
 	light := sc.light()
 	sc = nil // the tracker holds its own copies
@@ -95,16 +104,36 @@ func benchChurn(b *testing.B, c Config, name string) {
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	var res ChurnResult
+	var ds []delivery // the stream's next pass, when delivered
+	var building time.Duration
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	for i := 0; b.Loop(); i++ {
 		ch := stream[i%len(stream)]
-		if err := w.apply(ctx, ch); err != nil {
-			b.Fatal(err)
+		switch {
+		case *churnDeliver:
+			if i%len(stream) == 0 {
+				b.StopTimer()
+				t0 := cpuTime()
+				var err error
+				if ds, err = w.deliveries(ctx, stream); err != nil {
+					b.Fatal(err)
+				}
+				building += cpuTime() - t0
+				b.StartTimer()
+			}
+			d := ds[i%len(stream)]
+			if err := tap.modify(d.resource, d.obj); err != nil {
+				b.Fatal(err)
+			}
+		default:
+			if err := w.apply(ctx, ch); err != nil {
+				b.Fatal(err)
+			}
 		}
 		if name != writesAlone && !await(seen, key(ch), &res) {
 			b.Fatalf("%s: no report of change %d (%s/%s)", name, i, ch.ns, ch.name)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cpuTime()-cpu0-building)/float64(b.N), "cpu-ns/op")
 }

@@ -31,13 +31,14 @@ type Options struct {
 	// MemProfile, when set, names a file to write the heap profile to
 	// after MemProfileSystem's sync in the first run.
 	MemProfile string
-	// MemProfileSystem is the system profiled, by MemProfile and
-	// ChurnCPUProfile. Default Aggregate.
+	// MemProfileSystem is the system profiled, by MemProfile and the
+	// CPU profiles below. Default Aggregate.
 	MemProfileSystem string
-	// SyncCPUProfile and ChurnCPUProfile, when set, name files to write
-	// CPU profiles of MemProfileSystem's initial sync and churn stream
-	// to, in the first run.
-	SyncCPUProfile, ChurnCPUProfile string
+	// SyncCPUProfile, ChurnCPUProfile and DeliveredCPUProfile, when set,
+	// name files to write CPU profiles of MemProfileSystem's initial
+	// sync, written churn stream and delivered churn stream
+	// (runDelivered) to, in the first run.
+	SyncCPUProfile, ChurnCPUProfile, DeliveredCPUProfile string
 	// FirstRun is the index of the first run: runs are numbered from it,
 	// the profiles are taken in run 0, and the systems' order rotates
 	// with the index. A command that measures each run in a process of
@@ -209,10 +210,11 @@ func runOnce(ctx context.Context, preload func(run int, system string) *fake.Cli
 		r.Churn.HandlerCPUPerChange = r.Churn.CPUPerChange - wr.CPUPerChange
 		r.Churn.HandlerSteadyCPUPerChange = r.Churn.SteadyCPUPerChange - wr.SteadyCPUPerChange
 		r.Churn.HandlerAllocsPerChange = r.Churn.AllocsPerChange - wr.AllocsPerChange
-		fmt.Fprintf(opts.Log, "  %-9s sync %.3fs (cpu %.3fs, %d GC)  heap %.1f MiB  churn p50 %v p99 %v cpu/change %v (writes alone %v) allocs/change %d (%d) %d GC  %.0f ev/s\n",
+		fmt.Fprintf(opts.Log, "  %-9s sync %.3fs (cpu %.3fs, %d GC)  heap %.1f MiB  churn p50 %v p99 %v cpu/change %v (writes alone %v) allocs/change %d (%d) %d GC  %.0f ev/s  delivered: cpu/change %v (median part %v) allocs/change %d p50 %v\n",
 			name, r.SyncSeconds, r.SyncCPUSeconds, r.SyncGCCycles, float64(r.HeapAlloc)/(1<<20),
 			time.Duration(r.Churn.P50), time.Duration(r.Churn.P99), time.Duration(r.Churn.CPUPerChange), time.Duration(wr.CPUPerChange),
-			r.Churn.AllocsPerChange, wr.AllocsPerChange, r.Churn.GCCycles, r.Churn.EventsPerSecond)
+			r.Churn.AllocsPerChange, wr.AllocsPerChange, r.Churn.GCCycles, r.Churn.EventsPerSecond,
+			time.Duration(r.Churn.DeliveredCPUPerChange), time.Duration(r.Churn.DeliveredSteadyCPUPerChange), r.Churn.DeliveredAllocsPerChange, time.Duration(r.Churn.DeliveredP50))
 		rr.Systems = append(rr.Systems, r)
 		runtime.KeepAlive(client)
 	}
@@ -241,6 +243,7 @@ func medianOf(rs []ChurnResult, f func(ChurnResult) int64) int64 {
 
 func measureSystem(ctx context.Context, client *fake.Clientset, w *writer, sc *Scenario, stream []change, name string, run int, opts Options) (SystemResult, error) {
 	r := SystemResult{System: name}
+	tap := tapWatches(client)
 	sys, err := newSystem(name, client, sc, opts.ServiceEntries)
 	if err != nil {
 		return r, err
@@ -298,6 +301,24 @@ func measureSystem(ctx context.Context, client *fake.Clientset, w *writer, sc *S
 		}
 	}
 	r.Churn, err = runChurn(ctx, w, sys, name == Floor, stream)
+	stopProfile()
+	if err != nil {
+		return r, err
+	}
+	// The same changes delivered to the watches, built first; the
+	// written stream's garbage is collected before.
+	ds, err := w.deliveries(ctx, stream)
+	if err != nil {
+		return r, fmt.Errorf("churn deliveries: %w", err)
+	}
+	runtime.GC()
+	stopProfile = func() {}
+	if opts.DeliveredCPUProfile != "" && profiled {
+		if stopProfile, err = startCPUProfile(opts.DeliveredCPUProfile); err != nil {
+			return r, err
+		}
+	}
+	err = runDelivered(tap, sys, name == Floor, stream, ds, &r.Churn)
 	stopProfile()
 	if err != nil {
 		return r, err
@@ -376,23 +397,27 @@ func medians(runs []RunResult, systems []string) []SystemResult {
 			HeapInuse:          i(func(r SystemResult) int64 { return r.HeapInuse }),
 			Events:             i(func(r SystemResult) int64 { return r.Events }),
 			Churn: ChurnResult{
-				Changes:                   rs[0].Churn.Changes,
-				P50:                       i(func(r SystemResult) int64 { return r.Churn.P50 }),
-				P99:                       i(func(r SystemResult) int64 { return r.Churn.P99 }),
-				Max:                       i(func(r SystemResult) int64 { return r.Churn.Max }),
-				CPUPerChange:              i(func(r SystemResult) int64 { return r.Churn.CPUPerChange }),
-				HandlerCPUPerChange:       i(func(r SystemResult) int64 { return r.Churn.HandlerCPUPerChange }),
-				SteadyCPUPerChange:        i(func(r SystemResult) int64 { return r.Churn.SteadyCPUPerChange }),
-				HandlerSteadyCPUPerChange: i(func(r SystemResult) int64 { return r.Churn.HandlerSteadyCPUPerChange }),
-				WriteCPUPerChange:         i(func(r SystemResult) int64 { return r.Churn.WriteCPUPerChange }),
-				WriteSteadyCPUPerChange:   i(func(r SystemResult) int64 { return r.Churn.WriteSteadyCPUPerChange }),
-				WriteAllocsPerChange:      i(func(r SystemResult) int64 { return r.Churn.WriteAllocsPerChange }),
-				AllocsPerChange:           i(func(r SystemResult) int64 { return r.Churn.AllocsPerChange }),
-				BytesPerChange:            i(func(r SystemResult) int64 { return r.Churn.BytesPerChange }),
-				HandlerAllocsPerChange:    i(func(r SystemResult) int64 { return r.Churn.HandlerAllocsPerChange }),
-				EventsPerSecond:           f(func(r SystemResult) float64 { return r.Churn.EventsPerSecond }),
-				Missed:                    int(i(func(r SystemResult) int64 { return int64(r.Churn.Missed) })),
-				Stray:                     int(i(func(r SystemResult) int64 { return int64(r.Churn.Stray) })),
+				Changes:                     rs[0].Churn.Changes,
+				P50:                         i(func(r SystemResult) int64 { return r.Churn.P50 }),
+				P99:                         i(func(r SystemResult) int64 { return r.Churn.P99 }),
+				Max:                         i(func(r SystemResult) int64 { return r.Churn.Max }),
+				CPUPerChange:                i(func(r SystemResult) int64 { return r.Churn.CPUPerChange }),
+				HandlerCPUPerChange:         i(func(r SystemResult) int64 { return r.Churn.HandlerCPUPerChange }),
+				SteadyCPUPerChange:          i(func(r SystemResult) int64 { return r.Churn.SteadyCPUPerChange }),
+				HandlerSteadyCPUPerChange:   i(func(r SystemResult) int64 { return r.Churn.HandlerSteadyCPUPerChange }),
+				DeliveredCPUPerChange:       i(func(r SystemResult) int64 { return r.Churn.DeliveredCPUPerChange }),
+				DeliveredSteadyCPUPerChange: i(func(r SystemResult) int64 { return r.Churn.DeliveredSteadyCPUPerChange }),
+				DeliveredAllocsPerChange:    i(func(r SystemResult) int64 { return r.Churn.DeliveredAllocsPerChange }),
+				DeliveredP50:                i(func(r SystemResult) int64 { return r.Churn.DeliveredP50 }),
+				WriteCPUPerChange:           i(func(r SystemResult) int64 { return r.Churn.WriteCPUPerChange }),
+				WriteSteadyCPUPerChange:     i(func(r SystemResult) int64 { return r.Churn.WriteSteadyCPUPerChange }),
+				WriteAllocsPerChange:        i(func(r SystemResult) int64 { return r.Churn.WriteAllocsPerChange }),
+				AllocsPerChange:             i(func(r SystemResult) int64 { return r.Churn.AllocsPerChange }),
+				BytesPerChange:              i(func(r SystemResult) int64 { return r.Churn.BytesPerChange }),
+				HandlerAllocsPerChange:      i(func(r SystemResult) int64 { return r.Churn.HandlerAllocsPerChange }),
+				EventsPerSecond:             f(func(r SystemResult) float64 { return r.Churn.EventsPerSecond }),
+				Missed:                      int(i(func(r SystemResult) int64 { return int64(r.Churn.Missed) })),
+				Stray:                       int(i(func(r SystemResult) int64 { return int64(r.Churn.Stray) })),
 			},
 		}
 		for q := range rs[0].Queries {

@@ -32,6 +32,12 @@ func TestRunTiny(t *testing.T) {
 		if m.Churn.AllocsPerChange <= 0 || m.Churn.BytesPerChange <= 0 {
 			t.Errorf("%s: no allocations counted per change: %+v", m.System, m.Churn)
 		}
+		// The stream delivered to the watches: every change reported
+		// (Missed above counts both streams), and measured.
+		if m.Churn.DeliveredCPUPerChange <= 0 || m.Churn.DeliveredSteadyCPUPerChange <= 0 ||
+			m.Churn.DeliveredAllocsPerChange <= 0 || m.Churn.DeliveredP50 <= 0 {
+			t.Errorf("%s: delivered stream not measured: %+v", m.System, m.Churn)
+		}
 		if m.System != bench.Floor && m.Events < 12 {
 			t.Errorf("%s: %d endpoints events during sync, want ≥ 12", m.System, m.Events)
 		}

@@ -144,6 +144,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			row("churn CPU per change, median of 8 parts (incl. write)", func(s *SystemResult) float64 { return float64(s.Churn.SteadyCPUPerChange) }, dur)
 			row("churn CPU per change, median of 8 parts (handler)", func(s *SystemResult) float64 { return float64(s.Churn.HandlerSteadyCPUPerChange) }, dur)
 		}
+		if has(func(s *SystemResult) int64 { return s.Churn.DeliveredSteadyCPUPerChange }) {
+			row("churn delivered to the watches, no write: CPU per change, median of 8 parts", func(s *SystemResult) float64 { return float64(s.Churn.DeliveredSteadyCPUPerChange) }, dur)
+			row("churn delivered to the watches, no write: CPU per change, whole stream", func(s *SystemResult) float64 { return float64(s.Churn.DeliveredCPUPerChange) }, dur)
+			row("churn delivered to the watches, no write: allocs per change", func(s *SystemResult) float64 { return float64(s.Churn.DeliveredAllocsPerChange) }, num)
+			row("churn delivered to the watches, no write: p50", func(s *SystemResult) float64 { return float64(s.Churn.DeliveredP50) }, dur)
+		}
 		if has(func(s *SystemResult) int64 { return s.Churn.WriteSteadyCPUPerChange }) {
 			row("churn writes alone on the system's clientset, median of 8 parts", func(s *SystemResult) float64 { return float64(s.Churn.WriteSteadyCPUPerChange) }, dur)
 		}

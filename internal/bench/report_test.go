@@ -15,8 +15,8 @@ func sampleReport() *bench.Report {
 		return &bench.PresetResult{
 			Config: cfg, Runs: []bench.RunResult{{}},
 			Medians: []bench.SystemResult{
-				{System: bench.Floor, SyncSeconds: sync, HeapAlloc: heap, Churn: bench.ChurnResult{HandlerCPUPerChange: 100}},
-				{System: bench.Kube, SyncSeconds: 2 * sync, HeapAlloc: heap / 2, Churn: bench.ChurnResult{HandlerCPUPerChange: 300},
+				{System: bench.Floor, SyncSeconds: sync, HeapAlloc: heap, Churn: bench.ChurnResult{HandlerCPUPerChange: 100, DeliveredSteadyCPUPerChange: 10_000}},
+				{System: bench.Kube, SyncSeconds: 2 * sync, HeapAlloc: heap / 2, Churn: bench.ChurnResult{HandlerCPUPerChange: 300, DeliveredSteadyCPUPerChange: 25_000},
 					Queries: []bench.QueryResult{{Name: bench.QGetService, NsPerOp: 42, Result: 1}}},
 			},
 		}
@@ -34,6 +34,7 @@ func TestMarkdownRatios(t *testing.T) {
 		"| initial sync (wall) | 2.000 s | 4.000 s | 2.00× |",
 		"| heap after GC (HeapAlloc) | 4.0 MiB | 2.0 MiB | 0.50× |",
 		"| churn CPU per change (handler: less write) | 0.1 µs | 0.3 µs | 3.00× |",
+		"| churn delivered to the watches, no write: CPU per change, median of 8 parts | 10.0 µs | 25.0 µs | 2.50× |",
 		"| GetService | 1 | 42 | 0 |",
 		"### Cost per endpoint across sizes",
 	} {

@@ -44,7 +44,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	memprofile := fs.String("memprofile", "", "write a heap profile after the sync of -profilesystem in the first run of the last preset")
 	syncprofile := fs.String("syncprofile", "", "write a CPU profile of -profilesystem's initial sync in the first run of the last preset")
 	churnprofile := fs.String("churnprofile", "", "write a CPU profile of -profilesystem's churn stream in the first run of the last preset")
-	profSystem := fs.String("profilesystem", bench.Aggregate, "system that -memprofile, -syncprofile and -churnprofile profile")
+	deliverprofile := fs.String("deliverprofile", "", "write a CPU profile of -profilesystem's churn stream delivered to its watches (no writes) in the first run of the last preset")
+	profSystem := fs.String("profilesystem", bench.Aggregate, "system that -memprofile, -syncprofile, -churnprofile and -deliverprofile profile")
 	from := fs.String("from", "", "render an earlier JSON report instead of measuring")
 	isolate := fs.Bool("isolate", true, "measure each system of each run in a process of its own (this command, run again with -isolate=false)")
 	firstRun := fs.Int("firstrun", 0, "index of the first run (set by -isolate for the processes it starts)")
@@ -89,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			opts := bench.Options{
 				Runs: *runs, Changes: *changes, Systems: strings.Split(*systems, ","),
 				ServiceEntries: *withSE, SkipQueries: *noQueries,
-				MemProfile: *memprofile, MemProfileSystem: *profSystem, SyncCPUProfile: *syncprofile, ChurnCPUProfile: *churnprofile,
+				MemProfile: *memprofile, MemProfileSystem: *profSystem, SyncCPUProfile: *syncprofile, ChurnCPUProfile: *churnprofile, DeliveredCPUProfile: *deliverprofile,
 				FirstRun: *firstRun, Log: stderr,
 			}
 			var res *bench.PresetResult
@@ -155,7 +156,7 @@ func runIsolated(ctx context.Context, preset string, opts bench.Options, benchti
 				"-profilesystem", opts.MemProfileSystem,
 			}
 			// The process profiles only in run 0, and only -profilesystem.
-			for flag, file := range map[string]string{"-memprofile": opts.MemProfile, "-syncprofile": opts.SyncCPUProfile, "-churnprofile": opts.ChurnCPUProfile} {
+			for flag, file := range map[string]string{"-memprofile": opts.MemProfile, "-syncprofile": opts.SyncCPUProfile, "-churnprofile": opts.ChurnCPUProfile, "-deliverprofile": opts.DeliveredCPUProfile} {
 				if file != "" {
 					args = append(args, flag, file)
 				}

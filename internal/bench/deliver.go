@@ -1,0 +1,183 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// A watchTap records the watches that a fake clientset opens on Pods and
+// EndpointSlices, so that the churn stream can also be delivered to a
+// system's informers as watch events without being written to the
+// tracker (runDelivered). What a system does with such an event is what
+// it does with a written change, less the write: the API server's work,
+// which in a control plane is not in the process at all.
+type watchTap struct {
+	mu       sync.Mutex
+	watchers map[string][]modifier // by resource
+}
+
+// modifier is what the tracker's watchers (watch.RaceFreeFakeWatcher)
+// offer to send a Modified event.
+type modifier interface{ Modify(k8sruntime.Object) }
+
+// tappedResources are the resources whose watches a watchTap records:
+// those the churn stream changes.
+var tappedResources = [...]string{"pods", "endpointslices"}
+
+// tapWatches makes client record its Pod and EndpointSlice watches. It
+// opens them as the clientset's own watch reactor does, so that written
+// changes reach the watchers as before.
+func tapWatches(client *fake.Clientset) *watchTap {
+	t := &watchTap{watchers: map[string][]modifier{}}
+	tracker := client.Tracker()
+	for _, res := range tappedResources {
+		client.PrependWatchReactor(res, func(a k8stesting.Action) (bool, watch.Interface, error) {
+			var opts metav1.ListOptions
+			if wa, ok := a.(k8stesting.WatchActionImpl); ok {
+				opts = wa.ListOptions
+			}
+			w, err := tracker.Watch(a.GetResource(), a.GetNamespace(), opts)
+			if err != nil {
+				return false, nil, err
+			}
+			if m, ok := w.(modifier); ok {
+				t.mu.Lock()
+				t.watchers[res] = append(t.watchers[res], m)
+				t.mu.Unlock()
+			}
+			return true, w, nil
+		})
+	}
+	return t
+}
+
+// modify sends obj as a Modified event to every watch recorded on res,
+// as the tracker does on an update (a stopped watcher drops it).
+func (t *watchTap) modify(res string, obj k8sruntime.Object) error {
+	t.mu.Lock()
+	ws := t.watchers[res]
+	t.mu.Unlock()
+	if len(ws) == 0 {
+		return fmt.Errorf("no watch on %s to deliver to", res)
+	}
+	for i, w := range ws {
+		if i > 0 {
+			obj = obj.DeepCopyObject()
+		}
+		w.Modify(obj)
+	}
+	return nil
+}
+
+// delivery is one change of the stream as the object to deliver.
+type delivery struct {
+	resource string
+	obj      k8sruntime.Object
+}
+
+// deliveries builds the stream's changes as objects, each from the
+// version of its object that the previous change left (the tracker's
+// for the first), with a resource version above any the tracker gave.
+// Each object is a copy of its own: an informer keeps what it is
+// delivered.
+// The versions are kept in w, so that a later call goes on from where
+// this one left off.
+func (w *writer) deliveries(ctx context.Context, stream []change) ([]delivery, error) {
+	if w.delivered == nil {
+		w.delivered = map[string]k8sruntime.Object{}
+	}
+	cur := w.delivered
+	out := make([]delivery, len(stream))
+	for i, c := range stream {
+		w.gen++
+		key := c.floorKey()
+		prev, ok := cur[key]
+		if !ok {
+			var err error
+			if c.slice {
+				prev, err = w.client.DiscoveryV1().EndpointSlices(c.ns).Get(ctx, c.name, metav1.GetOptions{})
+			} else {
+				prev, err = w.client.CoreV1().Pods(c.ns).Get(ctx, c.name, metav1.GetOptions{})
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		obj := prev.DeepCopyObject()
+		res := "pods"
+		if c.slice {
+			res = "endpointslices"
+			flipReady(obj.(*discoveryv1.EndpointSlice), c.index)
+		} else {
+			setGeneration(obj.(*corev1.Pod), w.gen)
+		}
+		w.version++
+		obj.(metav1.Object).SetResourceVersion(strconv.Itoa(deliveredVersions + w.version))
+		cur[key] = obj
+		out[i] = delivery{resource: res, obj: obj}
+	}
+	return out, nil
+}
+
+// deliveredVersions is the first resource version of delivered objects:
+// above any the tracker gives in a run (one per object and write).
+const deliveredVersions = 1 << 40
+
+// runDelivered delivers ds, the stream's changes built by deliveries,
+// to sys's watches one at a time, each waited for as in runChurn, and
+// fills res's Delivered figures.
+func runDelivered(tap *watchTap, sys system, floor bool, stream []change, ds []delivery, res *ChurnResult) error {
+	seen := make(chan string, 4*BurstWindow)
+	sys.setSink(func(key string) {
+		select {
+		case seen <- key:
+		default:
+		}
+	})
+	defer sys.setSink(nil)
+	part := max(1, len(ds)/churnParts)
+	var parts []int64
+	lat := make([]time.Duration, 0, len(ds))
+	m0 := allocs()
+	cpu0 := cpuTime()
+	mark := cpu0
+	for i, d := range ds {
+		t0 := time.Now()
+		if err := tap.modify(d.resource, d.obj); err != nil {
+			return err
+		}
+		key := stream[i].host
+		if floor {
+			key = stream[i].floorKey()
+		}
+		if await(seen, key, res) {
+			lat = append(lat, time.Since(t0))
+		} else {
+			res.Missed++
+		}
+		if (i+1)%part == 0 {
+			now := cpuTime()
+			parts = append(parts, int64(now-mark)/int64(part))
+			mark = now
+		}
+	}
+	res.DeliveredCPUPerChange = int64(cpuTime()-cpu0) / int64(len(ds))
+	res.DeliveredSteadyCPUPerChange = median(parts)
+	m1 := allocs()
+	res.DeliveredAllocsPerChange = int64(m1.Mallocs-m0.Mallocs) / int64(len(ds))
+	slices.Sort(lat)
+	res.DeliveredP50 = int64(percentile(lat, .5))
+	return nil
+}

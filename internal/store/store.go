@@ -227,19 +227,19 @@ func (s *Store) SetEndpoints(key model.ServiceKey, eps []*model.Endpoint) {
 // keeps eps, sorted: a list already in order (as every registry publishes
 // its lists) is kept as it is and never written to, so another registry's
 // published list can be passed on without a copy; any other is sorted in
-// place. It publishes nothing when the list is
+// place (under the store's lock). It publishes nothing when the list is
 // equal to the one stored, or while the shard is not visible (the service
 // is absent, or comes from another provider).
 func (s *Store) SetShardEndpoints(shard model.ShardKey, key model.ServiceKey, eps []*model.Endpoint) {
-	if !slices.IsSortedFunc(eps, model.CompareEndpoints) {
-		slices.SortFunc(eps, model.CompareEndpoints)
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	set := s.endpoints[key]
 	var prev []*model.Endpoint
 	if set != nil {
 		prev, _ = set.byShard.Get(shard)
+	}
+	if !replacesInPlace(prev, eps) && !slices.IsSortedFunc(eps, model.CompareEndpoints) {
+		slices.SortFunc(eps, model.CompareEndpoints)
 	}
 	if model.EndpointsEqual(prev, eps) {
 		return
@@ -263,6 +263,24 @@ func (s *Store) SetShardEndpoints(shard model.ShardKey, key model.ServiceKey, ep
 	if set.byShard.Len() == 0 {
 		delete(s.endpoints, key)
 	}
+}
+
+// replacesInPlace reports whether eps is prev (a sorted list) with some
+// endpoints replaced by ones that sort the same: eps is then sorted too,
+// which this tells without reading the endpoints that stayed. A change
+// to a few endpoints of a long list (a pod's labels, a readiness flip)
+// comes as such a list, and the endpoints left alone are the ones least
+// likely to be in the processor's cache.
+func replacesInPlace(prev, eps []*model.Endpoint) bool {
+	if len(prev) != len(eps) || len(eps) == 0 {
+		return false
+	}
+	for i, ep := range eps {
+		if ep != prev[i] && (ep == nil || model.CompareEndpoints(prev[i], ep) != 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // ClearShard removes every endpoint list of a shard, as SetShardEndpoints

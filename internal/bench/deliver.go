@@ -32,17 +32,13 @@ type watchTap struct {
 // offer to send a Modified event.
 type modifier interface{ Modify(k8sruntime.Object) }
 
-// tappedResources are the resources whose watches a watchTap records:
-// those the churn stream changes.
-var tappedResources = [...]string{"pods", "endpointslices"}
-
 // tapWatches makes client record its Pod and EndpointSlice watches. It
 // opens them as the clientset's own watch reactor does, so that written
 // changes reach the watchers as before.
 func tapWatches(client *fake.Clientset) *watchTap {
 	t := &watchTap{watchers: map[string][]modifier{}}
 	tracker := client.Tracker()
-	for _, res := range tappedResources {
+	for _, res := range []string{"pods", "endpointslices"} { // what the stream changes
 		client.PrependWatchReactor(res, func(a k8stesting.Action) (bool, watch.Interface, error) {
 			var opts metav1.ListOptions
 			if wa, ok := a.(k8stesting.WatchActionImpl); ok {
@@ -91,8 +87,7 @@ type delivery struct {
 // version of its object that the previous change left (the tracker's
 // for the first), with a resource version above any the tracker gave.
 // Each object is a copy of its own: an informer keeps what it is
-// delivered.
-// The versions are kept in w, so that a later call goes on from where
+// delivered. The versions are kept in w, so that a later call goes on from where
 // this one left off.
 func (w *writer) deliveries(ctx context.Context, stream []change) ([]delivery, error) {
 	if w.delivered == nil {
@@ -143,7 +138,7 @@ func runDelivered(tap *watchTap, sys system, floor bool, stream []change, ds []d
 	sys.setSink(func(key string) {
 		select {
 		case seen <- key:
-		default:
+		default: // the waiter reports the miss
 		}
 	})
 	defer sys.setSink(nil)

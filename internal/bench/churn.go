@@ -184,57 +184,29 @@ const churnTimeout = 5 * time.Second
 // writes alone.
 func runChurn(ctx context.Context, w *writer, sys system, floor bool, stream []change) (ChurnResult, error) {
 	res := ChurnResult{Changes: len(stream)}
-	seen := make(chan string, 4*BurstWindow)
+	var seen <-chan string // nil: nothing to wait for
 	if sys != nil {
-		sys.setSink(func(key string) {
-			select {
-			case seen <- key:
-			default: // the waiter reports the miss
-			}
-		})
-		defer sys.setSink(nil)
+		var unsink func()
+		seen, unsink = sinkTo(sys)
+		defer unsink()
 	}
-	key := func(c change) string {
-		if floor {
-			return c.floorKey()
+	sq, err := oneAtATime(stream, floor, seen, &res, func(i int) error {
+		if err := w.apply(ctx, stream[i]); err != nil {
+			return fmt.Errorf("churn write %s/%s: %w", stream[i].ns, stream[i].name, err)
 		}
-		return c.host
+		return nil
+	})
+	if err != nil {
+		return res, err
 	}
-	lat := make([]time.Duration, 0, len(stream))
-	part := max(1, len(stream)/churnParts)
-	var parts []int64 // CPU per change of each part
-	m0 := allocs()
-	cpu0 := cpuTime()
-	mark := cpu0
-	for i, c := range stream {
-		t0 := time.Now()
-		if err := w.apply(ctx, c); err != nil {
-			return res, fmt.Errorf("churn write %s/%s: %w", c.ns, c.name, err)
-		}
-		if sys != nil {
-			if await(seen, key(c), &res) {
-				lat = append(lat, time.Since(t0))
-			} else {
-				res.Missed++
-			}
-		}
-		if (i+1)%part == 0 {
-			now := cpuTime()
-			parts = append(parts, int64(now-mark)/int64(part))
-			mark = now
-		}
-	}
-	res.CPUPerChange = int64(cpuTime()-cpu0) / int64(len(stream))
-	res.SteadyCPUPerChange = median(parts)
-	m1 := allocs()
-	res.AllocsPerChange = int64(m1.Mallocs-m0.Mallocs) / int64(len(stream))
-	res.BytesPerChange = int64(m1.TotalAlloc-m0.TotalAlloc) / int64(len(stream))
-	res.GCCycles = int64(m1.NumGC - m0.NumGC)
+	res.CPUPerChange, res.SteadyCPUPerChange = sq.cpu, sq.steady
+	res.AllocsPerChange = sq.allocs
+	res.BytesPerChange = sq.bytes
+	res.GCCycles = sq.gcCycles
 	if sys == nil {
 		return res, nil
 	}
-	slices.Sort(lat)
-	res.P50, res.P99, res.Max = int64(percentile(lat, .5)), int64(percentile(lat, .99)), int64(percentile(lat, 1))
+	res.P50, res.P99, res.Max = int64(percentile(sq.lat, .5)), int64(percentile(sq.lat, .99)), int64(percentile(sq.lat, 1))
 
 	// Burst: the same stream, up to BurstWindow changes in flight.
 	start := time.Now()
@@ -262,6 +234,74 @@ func runChurn(ctx context.Context, w *writer, sys system, floor bool, stream []c
 	}
 	res.EventsPerSecond = float64(len(stream)) / time.Since(start).Seconds()
 	return res, nil
+}
+
+// sinkTo makes sys report to the returned channel, which holds a burst's
+// reports; unsink stops it.
+func sinkTo(sys system) (seen <-chan string, unsink func()) {
+	ch := make(chan string, 4*BurstWindow)
+	sys.setSink(func(key string) {
+		select {
+		case ch <- key:
+		default: // the waiter reports the miss
+		}
+	})
+	return ch, func() { sys.setSink(nil) }
+}
+
+// sequence is what oneAtATime measured.
+type sequence struct {
+	lat           []time.Duration // sorted
+	cpu, steady   int64           // CPU per change: whole, median part
+	allocs, bytes int64           // per change
+	gcCycles      int64
+}
+
+// oneAtATime makes the stream's changes one at a time (apply(i) makes
+// change i), each waited for on seen unless seen is nil, and measures
+// the whole: latencies from the start of a change to its report, the
+// process's CPU time per change over the whole and in churnParts parts,
+// and allocations. A report that does not come counts in res.Missed,
+// one for another change in res.Stray.
+func oneAtATime(stream []change, floor bool, seen <-chan string, res *ChurnResult, apply func(i int) error) (sequence, error) {
+	var sq sequence
+	lat := make([]time.Duration, 0, len(stream))
+	part := max(1, len(stream)/churnParts)
+	var parts []int64 // CPU per change of each part
+	m0 := allocs()
+	cpu0 := cpuTime()
+	mark := cpu0
+	for i, c := range stream {
+		t0 := time.Now()
+		if err := apply(i); err != nil {
+			return sq, err
+		}
+		if seen != nil {
+			key := c.host
+			if floor {
+				key = c.floorKey()
+			}
+			if await(seen, key, res) {
+				lat = append(lat, time.Since(t0))
+			} else {
+				res.Missed++
+			}
+		}
+		if (i+1)%part == 0 {
+			now := cpuTime()
+			parts = append(parts, int64(now-mark)/int64(part))
+			mark = now
+		}
+	}
+	sq.cpu = int64(cpuTime()-cpu0) / int64(len(stream))
+	sq.steady = median(parts)
+	m1 := allocs()
+	sq.allocs = int64(m1.Mallocs-m0.Mallocs) / int64(len(stream))
+	sq.bytes = int64(m1.TotalAlloc-m0.TotalAlloc) / int64(len(stream))
+	sq.gcCycles = int64(m1.NumGC - m0.NumGC)
+	slices.Sort(lat)
+	sq.lat = lat
+	return sq, nil
 }
 
 // churnParts is the number of parts the sequential stream's CPU time is

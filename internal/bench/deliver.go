@@ -3,10 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -134,45 +132,16 @@ const deliveredVersions = 1 << 40
 // to sys's watches one at a time, each waited for as in runChurn, and
 // fills res's Delivered figures.
 func runDelivered(tap *watchTap, sys system, floor bool, stream []change, ds []delivery, res *ChurnResult) error {
-	seen := make(chan string, 4*BurstWindow)
-	sys.setSink(func(key string) {
-		select {
-		case seen <- key:
-		default: // the waiter reports the miss
-		}
+	seen, unsink := sinkTo(sys)
+	defer unsink()
+	sq, err := oneAtATime(stream, floor, seen, res, func(i int) error {
+		return tap.modify(ds[i].resource, ds[i].obj)
 	})
-	defer sys.setSink(nil)
-	part := max(1, len(ds)/churnParts)
-	var parts []int64
-	lat := make([]time.Duration, 0, len(ds))
-	m0 := allocs()
-	cpu0 := cpuTime()
-	mark := cpu0
-	for i, d := range ds {
-		t0 := time.Now()
-		if err := tap.modify(d.resource, d.obj); err != nil {
-			return err
-		}
-		key := stream[i].host
-		if floor {
-			key = stream[i].floorKey()
-		}
-		if await(seen, key, res) {
-			lat = append(lat, time.Since(t0))
-		} else {
-			res.Missed++
-		}
-		if (i+1)%part == 0 {
-			now := cpuTime()
-			parts = append(parts, int64(now-mark)/int64(part))
-			mark = now
-		}
+	if err != nil {
+		return err
 	}
-	res.DeliveredCPUPerChange = int64(cpuTime()-cpu0) / int64(len(ds))
-	res.DeliveredSteadyCPUPerChange = median(parts)
-	m1 := allocs()
-	res.DeliveredAllocsPerChange = int64(m1.Mallocs-m0.Mallocs) / int64(len(ds))
-	slices.Sort(lat)
-	res.DeliveredP50 = int64(percentile(lat, .5))
+	res.DeliveredCPUPerChange, res.DeliveredSteadyCPUPerChange = sq.cpu, sq.steady
+	res.DeliveredAllocsPerChange = sq.allocs
+	res.DeliveredP50 = int64(percentile(sq.lat, .5))
 	return nil
 }

@@ -187,7 +187,7 @@ func (s *subscription) drain() {
 		s.queue = spare
 		s.mu.Unlock()
 		for _, q := range batch {
-			if s.isClosed() {
+			if s.closed.Load() {
 				break
 			}
 			q.ev.Deliver(s.h)
@@ -197,8 +197,6 @@ func (s *subscription) drain() {
 		spare = batch[:0]
 	}
 }
-
-func (s *subscription) isClosed() bool { return s.closed.Load() }
 
 func (s *subscription) close() {
 	s.mu.Lock()

@@ -26,6 +26,15 @@ type change struct {
 	host  string // the service's hostname
 }
 
+// key is what a system's sink reports for the change: the floor the
+// changed object (floorKey), a registry the service's hostname.
+func (c change) key(floor bool) string {
+	if floor {
+		return c.floorKey()
+	}
+	return c.host
+}
+
 // floorKey is what the floor's sink reports for the change.
 func (c change) floorKey() string {
 	if c.slice {
@@ -277,11 +286,7 @@ func oneAtATime(stream []change, floor bool, seen <-chan string, res *ChurnResul
 			return sq, err
 		}
 		if seen != nil {
-			key := c.host
-			if floor {
-				key = c.floorKey()
-			}
-			if await(seen, key, res) {
+			if await(seen, c.key(floor), res) {
 				lat = append(lat, time.Since(t0))
 			} else {
 				res.Missed++

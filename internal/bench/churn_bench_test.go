@@ -60,7 +60,7 @@ func benchChurn(b *testing.B, c Config, name string) {
 	sc = nil // the tracker holds its own copies
 
 	ctx := context.Background()
-	seen := make(chan string, 4*BurstWindow)
+	var seen <-chan string
 	if name != writesAlone {
 		sys, err := newSystem(name, client, light, false)
 		if err != nil {
@@ -73,19 +73,9 @@ func benchChurn(b *testing.B, c Config, name string) {
 		for !sys.synced() {
 			time.Sleep(time.Millisecond)
 		}
-		sys.setSink(func(key string) {
-			select {
-			case seen <- key:
-			default: // await reports the miss
-			}
-		})
-		defer sys.setSink(nil)
-	}
-	key := func(ch change) string {
-		if name == Floor {
-			return ch.floorKey()
-		}
-		return ch.host
+		var unsink func()
+		seen, unsink = sinkTo(sys)
+		defer unsink()
 	}
 	w := &writer{client: client}
 
@@ -131,7 +121,7 @@ func benchChurn(b *testing.B, c Config, name string) {
 				b.Fatal(err)
 			}
 		}
-		if name != writesAlone && !await(seen, key(ch), &res) {
+		if name != writesAlone && !await(seen, ch.key(name == Floor), &res) {
 			b.Fatalf("%s: no report of change %d (%s/%s)", name, i, ch.ns, ch.name)
 		}
 	}

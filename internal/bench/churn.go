@@ -148,7 +148,7 @@ type ChurnResult struct {
 	// CPU time and allocations per change when the same changes are
 	// delivered to the system's watches directly, one at a time and
 	// each waited for, with nothing written to the clientset (see
-	// watchTap): the system's own cost of a change, from the watch
+	// WatchTap): the system's own cost of a change, from the watch
 	// event to its report, measured in one stream rather than as a
 	// difference of two. DeliveredP50 is that stream's median latency
 	// (ns).

@@ -54,7 +54,7 @@ const writesAlone = "writes"
 func benchChurn(b *testing.B, c Config, name string) {
 	sc := Generate(c)
 	client := fake.NewSimpleClientset(sc.KubeObjects()...)
-	tap := tapWatches(client)
+	tap := TapWatches(client)
 	stream := churnStream(sc, 2000)
 	light := sc.light()
 	sc = nil // the tracker holds its own copies
@@ -113,7 +113,7 @@ func benchChurn(b *testing.B, c Config, name string) {
 				b.StartTimer()
 			}
 			d := ds[i%len(stream)]
-			if err := tap.modify(d.resource, d.obj); err != nil {
+			if err := tap.Modify(d.resource, d.obj); err != nil {
 				b.Fatal(err)
 			}
 		default:

@@ -15,13 +15,13 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 )
 
-// A watchTap records the watches that a fake clientset opens on Pods and
+// A WatchTap records the watches that a fake clientset opens on Pods and
 // EndpointSlices, so that the churn stream can also be delivered to a
 // system's informers as watch events without being written to the
 // tracker (runDelivered). What a system does with such an event is what
 // it does with a written change, less the write: the API server's work,
 // which in a control plane is not in the process at all.
-type watchTap struct {
+type WatchTap struct {
 	mu       sync.Mutex
 	watchers map[string][]modifier // by resource
 }
@@ -30,11 +30,11 @@ type watchTap struct {
 // offer to send a Modified event.
 type modifier interface{ Modify(k8sruntime.Object) }
 
-// tapWatches makes client record its Pod and EndpointSlice watches. It
+// TapWatches makes client record its Pod and EndpointSlice watches. It
 // opens them as the clientset's own watch reactor does, so that written
 // changes reach the watchers as before.
-func tapWatches(client *fake.Clientset) *watchTap {
-	t := &watchTap{watchers: map[string][]modifier{}}
+func TapWatches(client *fake.Clientset) *WatchTap {
+	t := &WatchTap{watchers: map[string][]modifier{}}
 	tracker := client.Tracker()
 	for _, res := range []string{"pods", "endpointslices"} { // what the stream changes
 		client.PrependWatchReactor(res, func(a k8stesting.Action) (bool, watch.Interface, error) {
@@ -57,9 +57,9 @@ func tapWatches(client *fake.Clientset) *watchTap {
 	return t
 }
 
-// modify sends obj as a Modified event to every watch recorded on res,
+// Modify sends obj as a Modified event to every watch recorded on res,
 // as the tracker does on an update (a stopped watcher drops it).
-func (t *watchTap) modify(res string, obj k8sruntime.Object) error {
+func (t *WatchTap) Modify(res string, obj k8sruntime.Object) error {
 	t.mu.Lock()
 	ws := t.watchers[res]
 	t.mu.Unlock()
@@ -131,11 +131,11 @@ const deliveredVersions = 1 << 40
 // runDelivered delivers ds, the stream's changes built by deliveries,
 // to sys's watches one at a time, each waited for as in runChurn, and
 // fills res's Delivered figures.
-func runDelivered(tap *watchTap, sys system, floor bool, stream []change, ds []delivery, res *ChurnResult) error {
+func runDelivered(tap *WatchTap, sys system, floor bool, stream []change, ds []delivery, res *ChurnResult) error {
 	seen, unsink := sinkTo(sys)
 	defer unsink()
 	sq, err := oneAtATime(stream, floor, seen, res, func(i int) error {
-		return tap.modify(ds[i].resource, ds[i].obj)
+		return tap.Modify(ds[i].resource, ds[i].obj)
 	})
 	if err != nil {
 		return err

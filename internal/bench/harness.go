@@ -243,7 +243,7 @@ func medianOf(rs []ChurnResult, f func(ChurnResult) int64) int64 {
 
 func measureSystem(ctx context.Context, client *fake.Clientset, w *writer, sc *Scenario, stream []change, name string, run int, opts Options) (SystemResult, error) {
 	r := SystemResult{System: name}
-	tap := tapWatches(client)
+	tap := TapWatches(client)
 	sys, err := newSystem(name, client, sc, opts.ServiceEntries)
 	if err != nil {
 		return r, err

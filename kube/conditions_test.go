@@ -136,3 +136,42 @@ func settle(t *testing.T, c *Controller, objs []runtime.Object, name string, s *
 	want := dump(t, startController(t, newFakeCluster(replaceSlice(objs, s)...), Options{}))
 	waitDump(t, c, want, "after changing "+name+", the registry (want: a fresh one's)")
 }
+
+// TestConditionsOnlyCarriesVerdict flips an endpoint's readiness twice
+// in a row: the second change takes the first's verdict on whether the
+// endpoints are distinct workloads (sliceInfo.distinct) instead of
+// deciding it again, and the verdict is the one a fresh decision gives.
+func TestConditionsOnlyCarriesVerdict(t *testing.T) {
+	tests := []struct {
+		name string
+		eps  []sliceEP
+		want bool
+	}{
+		{"distinct", []sliceEP{{addr: "10.0.0.1", pod: "a", ready: true}, {addr: "10.0.0.2", pod: "b", ready: true}}, true},
+		{"a pod listed twice", []sliceEP{{addr: "10.0.0.1", pod: "a", ready: true}, {addr: "10.0.0.2", pod: "a", ready: true}}, false},
+		{"an address listed twice", []sliceEP{{addr: "10.0.0.1", pod: "a", ready: true}, {addr: "10.0.0.1", pod: "b", ready: true}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c Controller
+			versions := make([]*sliceInfo, 3)
+			for i := range versions {
+				s := sliceObj("ns", "web-1", "web", discoveryv1.AddressTypeIPv4, 8080, tt.eps...)
+				ready := i%2 == 1
+				s.Endpoints[0].Conditions.Ready, s.Endpoints[0].Conditions.Serving = &ready, &ready
+				versions[i] = newSliceInfo(s)
+			}
+			for i := 1; i < len(versions); i++ {
+				if got := c.conditionsOnly(versions[i-1], versions[i]); got != tt.want {
+					t.Errorf("change %d: conditionsOnly = %v, want %v", i, got, tt.want)
+				}
+			}
+			if got := c.distinctWorkloads(versions[2]); got != tt.want {
+				t.Errorf("distinctWorkloads = %v, want %v", got, tt.want)
+			}
+			if versions[0].distinct == unset || versions[2].distinct != versions[0].distinct {
+				t.Errorf("verdicts %v, %v, %v: the first decided, the later ones carried", versions[0].distinct, versions[1].distinct, versions[2].distinct)
+			}
+		})
+	}
+}

@@ -138,6 +138,10 @@ func (c *Controller) onSlice(key types.NamespacedName, s *sliceInfo) {
 // the service's slices pairs each endpoint with itself, before and after,
 // and the service's endpoints differ only in the health of the endpoints
 // whose conditions changed. c.mu must be held.
+//
+// Whether the endpoints are distinct workloads is decided once per run
+// of such changes: cur lists the same addresses and pods as old, so it
+// takes old's verdict (sliceInfo.distinct) instead of sorting them again.
 func (c *Controller) conditionsOnly(old, cur *sliceInfo) bool {
 	if old == nil || cur == nil || old.service != cur.service || old.addressType != cur.addressType ||
 		!old.created.Equal(&cur.created) || len(old.endpoints) != len(cur.endpoints) ||
@@ -149,20 +153,37 @@ func (c *Controller) conditionsOnly(old, cur *sliceInfo) bool {
 	default:
 		return false
 	}
+	for i := range cur.endpoints {
+		o, n := &old.endpoints[i], &cur.endpoints[i]
+		if len(n.addrs) != 1 || !slices.Equal(o.addrs, n.addrs) || o.pod != n.pod || o.nodeName != n.nodeName {
+			return false
+		}
+	}
+	if old.distinct == unset {
+		old.distinct = isFalse
+		if c.distinctWorkloads(old) {
+			old.distinct = isTrue
+		}
+	}
+	cur.distinct = old.distinct
+	return cur.distinct == isTrue
+}
+
+// distinctWorkloads reports whether no address and no targetRef pod is
+// listed twice among the endpoints of s, each of which has one address.
+// c.mu must be held.
+func (c *Controller) distinctWorkloads(s *sliceInfo) bool {
 	addrs := c.scratch.addrs[:0]
 	pods := c.scratch.pods[:0]
 	defer func() {
 		clear(pods)
 		c.scratch.addrs, c.scratch.pods = addrs[:0], pods[:0]
 	}()
-	for i := range cur.endpoints {
-		o, n := &old.endpoints[i], &cur.endpoints[i]
-		if len(n.addrs) != 1 || !slices.Equal(o.addrs, n.addrs) || o.pod != n.pod || o.nodeName != n.nodeName {
-			return false
-		}
-		addrs = append(addrs, n.addrs[0])
-		if n.pod.Name != "" {
-			pods = append(pods, n.pod)
+	for i := range s.endpoints {
+		e := &s.endpoints[i]
+		addrs = append(addrs, e.addrs[0])
+		if e.pod.Name != "" {
+			pods = append(pods, e.pod)
 		}
 	}
 	nPods := len(pods)
@@ -170,7 +191,7 @@ func (c *Controller) conditionsOnly(old, cur *sliceInfo) bool {
 	slices.SortFunc(pods, func(a, b types.NamespacedName) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	return len(slices.Compact(addrs)) == len(cur.endpoints) && len(slices.Compact(pods)) == nPods
+	return len(slices.Compact(addrs)) == len(s.endpoints) && len(slices.Compact(pods)) == nPods
 }
 
 // onPod: the pod's workload, and the services whose endpoints named the

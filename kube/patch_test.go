@@ -28,11 +28,17 @@ func TestPodPatch(t *testing.T) {
 			podObj("ns", "a", "10.0.0.1", "n1", map[string]string{"app": "web"}),
 			podObj("ns", "b", "10.0.0.2", "n1", map[string]string{"app": "web"}),
 			podObj("ns", "c", "10.0.0.3", "n2", map[string]string{"app": "web"}),
+			podObj("ns", "d", "10.0.0.4", "n2", map[string]string{"app": "web"}),
+			svcObj("ns", "off", "10.96.0.3", map[string]string{"app": "web"}, svcPort("http", 80)),
 			// a by targetRef, b by address alone, c by targetRef in both
 			// services.
 			sliceObj("ns", "web-1", "web", discoveryv1.AddressTypeIPv4, 8080,
 				sliceEP{addr: "10.0.0.1", pod: "a", ready: true}, sliceEP{addr: "10.0.0.2", ready: true}, sliceEP{addr: "10.0.0.3", pod: "c", ready: false}),
 			sliceObj("ns", "other-1", "other", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.3", pod: "c", ready: true}),
+			// d by targetRef at an address that is not its IP: its
+			// endpoints are not found by its IP.
+			sliceObj("ns", "off-1", "off", discoveryv1.AddressTypeIPv4, 8080,
+				sliceEP{addr: "10.0.0.1", pod: "a", ready: true}, sliceEP{addr: "10.0.0.40", pod: "d", ready: true}),
 		}
 	}
 	tests := []struct {
@@ -43,6 +49,8 @@ func TestPodPatch(t *testing.T) {
 		{"label of a pod by targetRef", "a", func(p *corev1.Pod) { p.Labels["version"] = "v2" }},
 		{"label of a pod by address", "b", func(p *corev1.Pod) { p.Labels["version"] = "v2" }},
 		{"label of a pod in two services", "c", func(p *corev1.Pod) { p.Labels["version"] = "v2" }},
+		{"label of a pod in a service with an endpoint off its pod's address", "a", func(p *corev1.Pod) { p.Labels["version"] = "v2" }},
+		{"label of a pod listed off its address", "d", func(p *corev1.Pod) { p.Labels["version"] = "v2" }},
 		{"network label", "a", func(p *corev1.Pod) { p.Labels[labelNetwork] = "net2" }},
 		{"service account", "c", func(p *corev1.Pod) { p.Spec.ServiceAccountName = "other" }},
 		{"phase to terminal", "a", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }},
@@ -57,7 +65,7 @@ func TestPodPatch(t *testing.T) {
 			f := newFakeCluster(base()...)
 			c := startController(t, f, Options{})
 			before := map[string]*model.Endpoint{}
-			for _, svc := range []string{"web", "other"} {
+			for _, svc := range []string{"web", "other", "off"} {
 				for _, ep := range c.Endpoints(skey("ns", svc), registry.EndpointQuery{}) {
 					before[svc+"/"+ep.WorkloadName+"/"+ep.Address()] = ep
 				}
@@ -78,7 +86,7 @@ func TestPodPatch(t *testing.T) {
 			}
 			want := dump(t, startController(t, newFakeCluster(changed...), Options{}))
 			waitDump(t, c, want, "the changed registry (want: a fresh one's over the changed objects)")
-			for _, svc := range []string{"web", "other"} {
+			for _, svc := range []string{"web", "other", "off"} {
 				for _, ep := range c.Endpoints(skey("ns", svc), registry.EndpointQuery{}) {
 					if ep.WorkloadName == tt.pod {
 						continue

@@ -43,6 +43,12 @@ type objects struct {
 	deps    map[types.NamespacedName]depSet
 	rdeps   map[nameDep]list[types.NamespacedName]
 	rdepsIP ipmap.Map[list[types.NamespacedName]]
+	// offAddress holds the services with an endpoint that takes its
+	// metadata from a pod but whose primary address is none of the
+	// pod's IPs (a slice may list any address with a pod's targetRef).
+	// For the others, the endpoints of a pod are found by its IPs (see
+	// Controller.patchService). Usually empty.
+	offAddress set[types.NamespacedName]
 }
 
 // set is a set of comparable values.
@@ -229,6 +235,7 @@ func newObjects() *objects {
 		servicesByNS: map[string]set[string]{},
 		entries:      map[string]map[string]*model.WorkloadInstance{},
 		deps:         map[types.NamespacedName]depSet{},
+		offAddress:   set[types.NamespacedName]{},
 		rdeps:        map[nameDep]list[types.NamespacedName]{},
 	}
 }
@@ -270,6 +277,16 @@ func (o *objects) replaceDeps(svc types.NamespacedName, s depSet) {
 	}
 	for _, ip := range s.ips {
 		addToIPList(&o.rdepsIP, ip, svc)
+	}
+}
+
+// setOffAddress records whether a service's endpoints are off their
+// pods' addresses (see offAddress).
+func (o *objects) setOffAddress(svc types.NamespacedName, off bool) {
+	if off {
+		o.offAddress[svc] = struct{}{}
+	} else if len(o.offAddress) > 0 {
+		delete(o.offAddress, svc)
 	}
 }
 

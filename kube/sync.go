@@ -105,47 +105,98 @@ func (c *Controller) patchConditions(key types.NamespacedName, ch conditionChang
 // its workload. Unchanged endpoints keep their identity, the list its
 // order (the sort keys are the slice's: port, address). When a pod is
 // gone after all, the service is recomputed instead. c.mu must be held.
+//
+// A pod's endpoints are looked up by its IPs, per service port, in the
+// sorted list: a pod's change costs the same in a service of ten
+// endpoints and of thousands. Only for a service with an endpoint off its
+// pod's addresses (objects.offAddress) is the whole list walked.
 func (c *Controller) patchService(key types.NamespacedName, pods []types.NamespacedName) {
-	if c.objs.services[key] == nil || !c.namespaceSelected(key.Namespace) {
+	obj := c.objs.services[key]
+	if obj == nil || !c.namespaceSelected(key.Namespace) {
 		return // no endpoints published
 	}
 	skey := c.serviceKey(key)
-	prev := c.Reader.Endpoints(skey, registry.EndpointQuery{})
-	var out []*model.Endpoint // a copy of prev, once something changes
-	for i, ep := range prev {
-		if ep.WorkloadKind != model.KindPod {
-			continue
+	p := endpointPatch{prev: c.Reader.Endpoints(skey, registry.EndpointQuery{})}
+	if c.objs.offAddress.has(key) {
+		for i, ep := range p.prev {
+			if ep.WorkloadKind != model.KindPod {
+				continue
+			}
+			pk := types.NamespacedName{Namespace: ep.WorkloadNamespace, Name: ep.WorkloadName}
+			if !slices.Contains(pods, pk) {
+				continue
+			}
+			pod := c.lookupPod(pk)
+			if pod == nil {
+				c.syncService(key)
+				return
+			}
+			p.apply(i, c.podEndpoint(pod, true))
 		}
-		pk := types.NamespacedName{Namespace: ep.WorkloadNamespace, Name: ep.WorkloadName}
-		if !slices.Contains(pods, pk) {
-			continue
+	} else {
+		svc, _ := c.convertService(key, obj)
+		for _, pk := range pods {
+			pod := c.lookupPod(pk)
+			if pod == nil {
+				c.syncService(key)
+				return
+			}
+			var meta *model.Endpoint // the pod's, once an endpoint names it
+			for k := range pod.addrs {
+				for _, port := range svc.Ports {
+					probe := model.Endpoint{ServicePortName: port.Name, Cluster: c.opts.ClusterID, Addresses: pod.addrs[k : k+1]}
+					for i := searchEndpoints(p.prev, &probe); i < len(p.prev) && sameAddress(p.prev[i], &probe); i++ {
+						ep := p.prev[i]
+						if ep.WorkloadKind != model.KindPod || ep.WorkloadName != pk.Name || ep.WorkloadNamespace != pk.Namespace {
+							continue
+						}
+						if meta == nil {
+							meta = c.podEndpoint(pod, true)
+						}
+						p.apply(i, meta)
+					}
+				}
+			}
 		}
-		pod := c.lookupPod(pk)
-		if pod == nil {
-			c.syncService(key)
-			return
-		}
-		meta := c.podEndpoint(pod, true)
-		n := *meta
-		if !slices.Equal(meta.Addresses, ep.Addresses) {
-			n.Addresses = ep.Addresses // the slice's, immutable
-		}
-		n.Hostname = ""
-		n.Port = ep.Port
-		n.ServicePortName = ep.ServicePortName
-		n.Health = ep.Health
-		if n.Equals(ep) {
-			continue
-		}
-		if out == nil {
-			out = slices.Clone(prev)
-		}
-		out[i] = new(model.Endpoint)
-		*out[i] = n // n itself stays on the stack
 	}
-	if out != nil {
-		c.store.SetEndpoints(skey, out)
+	if p.out != nil {
+		c.store.SetEndpoints(skey, p.out)
 	}
+}
+
+// sameAddress reports whether ep sorts with probe but for its port
+// number: same service port, cluster and primary address.
+func sameAddress(ep, probe *model.Endpoint) bool {
+	return ep.ServicePortName == probe.ServicePortName && ep.Cluster == probe.Cluster &&
+		len(ep.Addresses) > 0 && ep.Addresses[0] == probe.Addresses[0]
+}
+
+// endpointPatch is a published endpoint list with some endpoints
+// replaced: out is a copy of prev, made at the first replacement.
+type endpointPatch struct {
+	prev, out []*model.Endpoint
+}
+
+// apply gives the endpoint at index i the pod metadata meta (see
+// podEndpoint), keeping its addresses, port and health.
+func (p *endpointPatch) apply(i int, meta *model.Endpoint) {
+	ep := p.prev[i]
+	n := *meta
+	if !slices.Equal(meta.Addresses, ep.Addresses) {
+		n.Addresses = ep.Addresses // the slice's, immutable
+	}
+	n.Hostname = ""
+	n.Port = ep.Port
+	n.ServicePortName = ep.ServicePortName
+	n.Health = ep.Health
+	if n.Equals(ep) {
+		return
+	}
+	if p.out == nil {
+		p.out = slices.Clone(p.prev)
+	}
+	p.out[i] = new(model.Endpoint)
+	*p.out[i] = n // n itself stays on the stack
 }
 
 // podEnv returns the environment of a pod on the named node.
@@ -227,6 +278,7 @@ func (c *Controller) syncService(key types.NamespacedName) {
 	if obj == nil || !c.namespaceSelected(key.Namespace) {
 		delete(c.svcMemo, key)
 		c.objs.setDeps(key, nil)
+		c.objs.setOffAddress(key, false)
 		c.store.DeleteService(skey)
 		c.store.SetEndpoints(skey, nil)
 		var diags []model.Diagnostic
@@ -239,6 +291,7 @@ func (c *Controller) syncService(key types.NamespacedName) {
 	svc, diags := c.convertService(key, obj)
 	eps, epDiags, deps := c.serviceEndpoints(key, svc, &c.scratch, false)
 	c.objs.setDeps(key, deps)
+	c.objs.setOffAddress(key, c.scratch.offAddress)
 	c.writeService(key, svc, eps, append(diags, epDiags...))
 }
 
@@ -372,6 +425,7 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 		eps     []*model.Endpoint
 		epDiag  []model.Diagnostic
 		deps    depSet
+		off     bool // see objects.offAddress
 	}
 	var (
 		next atomic.Int64
@@ -393,7 +447,7 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 			var deps []dep
 			r.svc, r.svcDiag = convertService(r.obj, cfg)
 			r.eps, r.epDiag, deps = c.serviceEndpoints(r.key, r.svc, scratch, true)
-			r.deps, r.done = newDepSet(deps), true
+			r.deps, r.off, r.done = newDepSet(deps), scratch.offAddress, true
 		}
 		return r
 	}
@@ -414,6 +468,7 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 		diags := slices.Clip(r.svcDiag) // appended to below
 		c.svcMemo[r.key] = svcMemoEntry{obj: r.obj, svc: r.svc, diags: diags}
 		c.objs.setDepSet(r.key, r.deps)
+		c.objs.setOffAddress(r.key, r.off)
 		c.writeService(r.key, r.svc, r.eps, append(diags, r.epDiag...))
 	}
 	var scratch endpointScratch
@@ -511,6 +566,7 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 	}
 	reuse.reset(prev, len(svc.Ports))
 	defer reuse.reset(nil, 0) // no published list kept alive from here
+	s.offAddress = false
 	for i := range ses {
 		se := &ses[i]
 		var pod *podInfo
@@ -532,6 +588,9 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 		}
 		var meta *model.Endpoint
 		if pod != nil {
+			if !slices.Contains(pod.addrs, se.addresses[0]) {
+				s.offAddress = true
+			}
 			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: pod.nodeName}})
 			meta = c.podEndpoint(pod, !initial)
 		} else {
@@ -579,7 +638,10 @@ type endpointScratch struct {
 	merger sliceMerger
 	reuser endpointReuser
 	deps   []dep
-	// addrs and pods are conditionsOnly's.
+	// offAddress is what serviceEndpoints found of the endpoints it
+	// returned: one is off its pod's addresses (see objects.offAddress).
+	offAddress bool
+	// addrs and pods are distinctWorkloads'.
 	addrs []netip.Addr
 	pods  []types.NamespacedName
 }

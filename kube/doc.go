@@ -14,7 +14,8 @@
 // pod's workload and the services whose endpoints name the pod or its IPs,
 // a node change the endpoints and workloads of its pods. Two common
 // changes patch instead of recomputing: a pod that keeps its node, IPs
-// and liveness (new labels, say) rewrites only the endpoints it backs, and a change of
+// and liveness (new labels, say) rewrites only the endpoints it backs,
+// found by a search for its IPs, not a walk over the service's, and a change of
 // conditions alone in a service's only slice rewrites only the health of
 // those endpoints. The initial
 // lists are converted once, after every informer has delivered its list

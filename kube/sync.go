@@ -107,9 +107,11 @@ func (c *Controller) patchConditions(key types.NamespacedName, ch conditionChang
 // gone after all, the service is recomputed instead. c.mu must be held.
 //
 // A pod's endpoints are looked up by its IPs, per service port, in the
-// sorted list: a pod's change costs the same in a service of ten
-// endpoints and of thousands. Only for a service with an endpoint off its
-// pod's addresses (objects.offAddress) is the whole list walked.
+// sorted list: a pod's change reads a few of the service's endpoints,
+// not every one (the patched list is still a copy of the whole, which
+// the store compares pointer by pointer). Only for a service with an
+// endpoint off its pod's addresses (objects.offAddress) is the whole
+// list walked.
 func (c *Controller) patchService(key types.NamespacedName, pods []types.NamespacedName) {
 	obj := c.objs.services[key]
 	if obj == nil || !c.namespaceSelected(key.Namespace) {

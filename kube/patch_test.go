@@ -2,7 +2,11 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -129,4 +133,97 @@ func TestNamespaceSelectedLater(t *testing.T) {
 	_, err := f.CoreV1().Namespaces().Update(context.Background(), nsObj("pod-ns", map[string]string{"mesh": "on"}), metav1.UpdateOptions{})
 	mustNot(t, err)
 	waitDump(t, c, want, "after the pod's namespace was selected, the registry (want: a fresh one's)")
+}
+
+// TestRandomPatchesMatchRecompute is a property of the two patch paths
+// (a pod's metadata, a slice's conditions): after random histories of
+// such changes, each patched rather than recomputed, the registry equals
+// a fresh controller's over the final objects. The worlds mix endpoints
+// at their pod's IP, at another address with the pod's targetRef (which
+// patchService cannot find by the pod's IPs) and without a targetRef,
+// in services of one and of two ports. Each failure names its seed.
+func TestRandomPatchesMatchRecompute(t *testing.T) {
+	const seeds = 24
+	for seed := range uint64(seeds) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			t.Parallel()
+			r := rand.New(rand.NewPCG(seed, 7))
+			world := map[string]runtime.Object{}
+			put := func(key string, o runtime.Object) { world[key] = o }
+			put("n1", nodeObj("n1", "r", "z1"))
+			put("n2", nodeObj("n2", "r", "z2"))
+			const nPods = 6
+			for i := range nPods {
+				name := fmt.Sprint("p", i)
+				put("pod/"+name, podObj("ns", name, fmt.Sprintf("10.0.0.%d", i+1), fmt.Sprint("n", 1+i%2), map[string]string{"app": "web"}))
+			}
+			for k, svc := range []string{"s1", "s2", "s3"} {
+				ports := []corev1.ServicePort{svcPort("http", 80)}
+				if r.IntN(2) == 0 {
+					ports = append(ports, svcPort("grpc", 90))
+				}
+				o := svcObj("ns", svc, fmt.Sprintf("10.96.0.%d", k+1), nil, ports...)
+				o.Spec.PublishNotReadyAddresses = r.IntN(4) == 0
+				put("svc/"+svc, o)
+				var eps []sliceEP
+				used := map[string]bool{}
+				for range 1 + r.IntN(4) {
+					i := r.IntN(nPods)
+					e := sliceEP{addr: fmt.Sprintf("10.0.0.%d", i+1), pod: fmt.Sprint("p", i), ready: r.IntN(3) != 0}
+					switch r.IntN(4) {
+					case 0: // the pod's targetRef at another address
+						e.addr = fmt.Sprintf("10.0.1.%d", r.IntN(nPods)+1)
+					case 1: // no targetRef: the pod holding the address
+						e.pod = ""
+					}
+					if used[e.addr] {
+						continue
+					}
+					used[e.addr] = true
+					eps = append(eps, e)
+				}
+				s := sliceObj("ns", svc+"-1", svc, discoveryv1.AddressTypeIPv4, 8080, eps...)
+				s.Ports = append(s.Ports, discoveryv1.EndpointPort{Name: ptr("grpc"), Port: ptr[int32](9090)})
+				put("slice/"+svc, s)
+			}
+			objects := func() []runtime.Object {
+				var out []runtime.Object
+				for _, k := range slices.Sorted(maps.Keys(world)) {
+					out = append(out, world[k].DeepCopyObject())
+				}
+				return out
+			}
+			f := newFakeCluster(objects()...)
+			c := startController(t, f, Options{})
+			ctx := context.Background()
+			var history []string
+			for range 12 {
+				if r.IntN(2) == 0 {
+					name := fmt.Sprint("p", r.IntN(nPods))
+					p := world["pod/"+name].(*corev1.Pod).DeepCopy()
+					p.Labels = map[string]string{"app": "web", "version": fmt.Sprint("v", r.IntN(3))}
+					p.Spec.ServiceAccountName = []string{"", "sa1", "sa2"}[r.IntN(3)]
+					world["pod/"+name] = p
+					history = append(history, fmt.Sprintf("pod %s: version %s, account %q", name, p.Labels["version"], p.Spec.ServiceAccountName))
+					_, err := f.CoreV1().Pods("ns").Update(ctx, p.DeepCopy(), metav1.UpdateOptions{})
+					mustNot(t, err)
+					continue
+				}
+				svc := []string{"s1", "s2", "s3"}[r.IntN(3)]
+				s := world["slice/"+svc].(*discoveryv1.EndpointSlice).DeepCopy()
+				if len(s.Endpoints) == 0 {
+					continue
+				}
+				i := r.IntN(len(s.Endpoints))
+				ready := !*s.Endpoints[i].Conditions.Ready
+				s.Endpoints[i].Conditions.Ready = &ready
+				world["slice/"+svc] = s
+				history = append(history, fmt.Sprintf("slice %s: endpoint %s ready=%v", svc, s.Endpoints[i].Addresses[0], ready))
+				_, err := f.DiscoveryV1().EndpointSlices("ns").Update(ctx, s.DeepCopy(), metav1.UpdateOptions{})
+				mustNot(t, err)
+			}
+			want := dump(t, startController(t, newFakeCluster(objects()...), Options{}))
+			waitDump(t, c, want, "after\n  "+strings.Join(history, "\n  ")+"\nthe registry (want: a fresh one's over the final objects)")
+		})
+	}
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestSliceConditionChanges changes slices in ways that touch only their
@@ -137,41 +139,69 @@ func settle(t *testing.T, c *Controller, objs []runtime.Object, name string, s *
 	waitDump(t, c, want, "after changing "+name+", the registry (want: a fresh one's)")
 }
 
-// TestConditionsOnlyCarriesVerdict flips an endpoint's readiness twice
-// in a row: the second change takes the first's verdict on whether the
-// endpoints are distinct workloads (sliceInfo.distinct) instead of
-// deciding it again, and the verdict is the one a fresh decision gives.
-func TestConditionsOnlyCarriesVerdict(t *testing.T) {
+// TestConditionPatchDecision checks which readiness flips are patched
+// (onSlice records a conditions change) and which recompute the service:
+// a flip is patched when the service's last merge made one endpoint of
+// each address, whatever the number of its slices. Either way the
+// registry then equals a fresh controller's.
+func TestConditionPatchDecision(t *testing.T) {
+	dualStack := podObj("ns", "d", "10.0.0.4", "n1", nil)
+	dualStack.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.4"}, {IP: "fd00::4"}}
+	base := func() []runtime.Object {
+		return []runtime.Object{
+			nodeObj("n1", "r", "z1"),
+			svcObj("ns", "one", "10.96.0.1", nil, svcPort("http", 80)),
+			svcObj("ns", "two", "10.96.0.2", nil, svcPort("http", 80)),
+			svcObj("ns", "twice", "10.96.0.3", nil, svcPort("http", 80)),
+			svcObj("ns", "moving", "10.96.0.4", nil, svcPort("http", 80)),
+			svcObj("ns", "dual", "10.96.0.5", nil, svcPort("http", 80)),
+			podObj("ns", "a", "10.0.0.1", "n1", nil),
+			podObj("ns", "b", "10.0.0.2", "n1", nil),
+			podObj("ns", "c", "10.0.0.3", "n1", nil),
+			dualStack,
+			sliceObj("ns", "one-1", "one", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}, sliceEP{addr: "10.0.0.2", pod: "b", ready: true}),
+			sliceObj("ns", "two-1", "two", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}),
+			sliceObj("ns", "two-2", "two", discoveryv1.AddressTypeIPv4, 8081, sliceEP{addr: "10.0.0.2", pod: "b", ready: true}, sliceEP{addr: "10.0.0.3", ready: true}),
+			sliceObj("ns", "twice-1", "twice", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}, sliceEP{addr: "10.0.0.2", pod: "a", ready: true}),
+			sliceObj("ns", "moving-1", "moving", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}),
+			sliceObj("ns", "moving-2", "moving", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}, sliceEP{addr: "10.0.0.2", pod: "b", ready: true}),
+			sliceObj("ns", "dual-4", "dual", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.4", pod: "d", ready: true}),
+			sliceObj("ns", "dual-6", "dual", discoveryv1.AddressTypeIPv6, 8080, sliceEP{addr: "fd00::4", pod: "d", ready: true}),
+		}
+	}
 	tests := []struct {
-		name string
-		eps  []sliceEP
-		want bool
+		name, slice string
+		patched     bool
 	}{
-		{"distinct", []sliceEP{{addr: "10.0.0.1", pod: "a", ready: true}, {addr: "10.0.0.2", pod: "b", ready: true}}, true},
-		{"a pod listed twice", []sliceEP{{addr: "10.0.0.1", pod: "a", ready: true}, {addr: "10.0.0.2", pod: "a", ready: true}}, false},
-		{"an address listed twice", []sliceEP{{addr: "10.0.0.1", pod: "a", ready: true}, {addr: "10.0.0.1", pod: "b", ready: true}}, false},
+		{"a service's one slice", "one-1", true},
+		{"one of a service's two slices, each address once", "two-2", true},
+		{"a slice listing a pod twice", "twice-1", false},
+		{"an address in two slices (an endpoint moving)", "moving-2", false},
+		{"a dual-stack pod's IPv4 slice", "dual-4", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var c Controller
-			versions := make([]*sliceInfo, 3)
-			for i := range versions {
-				s := sliceObj("ns", "web-1", "web", discoveryv1.AddressTypeIPv4, 8080, tt.eps...)
-				ready := i%2 == 1
-				s.Endpoints[0].Conditions.Ready, s.Endpoints[0].Conditions.Serving = &ready, &ready
-				versions[i] = newSliceInfo(s)
-			}
-			for i := 1; i < len(versions); i++ {
-				if got := c.conditionsOnly(versions[i-1], versions[i]); got != tt.want {
-					t.Errorf("change %d: conditionsOnly = %v, want %v", i, got, tt.want)
+			objs := base()
+			c := startController(t, newFakeCluster(objs...), Options{})
+			var s *discoveryv1.EndpointSlice
+			for _, o := range objs {
+				if sl, ok := o.(*discoveryv1.EndpointSlice); ok && sl.Name == tt.slice {
+					s = sl.DeepCopy()
 				}
 			}
-			if got := c.distinctWorkloads(versions[2]); got != tt.want {
-				t.Errorf("distinctWorkloads = %v, want %v", got, tt.want)
+			s.Endpoints[0].Conditions.Ready = ptr(false)
+			svc := types.NamespacedName{Namespace: "ns", Name: s.Labels[discoveryv1.LabelServiceName]}
+			// What the slice handler does, with the decision in view.
+			c.mu.Lock()
+			c.onSlice(types.NamespacedName{Namespace: "ns", Name: tt.slice}, newSliceInfo(s))
+			_, patched := c.dirty.conditions[svc]
+			c.flushLocked()
+			c.mu.Unlock()
+			if patched != tt.patched {
+				t.Errorf("patched = %v, want %v", patched, tt.patched)
 			}
-			if versions[0].distinct == unset || versions[2].distinct != versions[0].distinct {
-				t.Errorf("verdicts %v, %v, %v: the first decided, the later ones carried", versions[0].distinct, versions[1].distinct, versions[2].distinct)
-			}
+			want := dump(t, startController(t, newFakeCluster(replaceSlice(objs, s)...), Options{}))
+			waitDump(t, c, want, "after the flip, the registry (want: a fresh one's)")
 		})
 	}
 }

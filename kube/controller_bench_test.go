@@ -78,12 +78,13 @@ func benchDeliveries(b *testing.B, sc *bench.Scenario, resource string, version 
 }
 
 // BenchmarkControllerSliceChange is one endpoint's readiness flipping in
-// the only slice of a service. The cost grows with the slice, which is
-// read, but should not grow faster.
+// a slice of a service: its only slice up to 100 endpoints, one of ten
+// at 1000. The cost grows with the slice, which is read, but should not
+// grow faster, nor with the service's other slices.
 func BenchmarkControllerSliceChange(b *testing.B) {
-	for _, n := range []int{25, 100} {
+	for _, n := range []int{25, 100, 1000} {
 		b.Run(fmt.Sprintf("endpoints=%d", n), func(b *testing.B) {
-			sc := bench.Generate(bench.Config{Services: 20, EndpointsPerService: n})
+			sc := bench.Generate(bench.Config{Services: min(20, 20000/n), EndpointsPerService: n})
 			benchDeliveries(b, sc, "endpointslices", func(i int) versioned {
 				s := sc.Slices[7].DeepCopy()
 				ready := i == 1

@@ -75,7 +75,8 @@ type addressClaim struct {
 //     reported as diagnostics (kind EndpointSlice) and skipped.
 func mergeSlices(in []*sliceInfo, cluster model.ClusterID) ([]sliceEndpoint, []model.Diagnostic) {
 	var m sliceMerger
-	return m.merge(slices.Values(in), cluster)
+	out, diags, _ := m.merge(slices.Values(in), cluster)
+	return out, diags
 }
 
 // sliceMerger computes mergeSlices with buffers kept from one call to the
@@ -110,8 +111,11 @@ type mergeGroup struct {
 const maxKeptMergeMap = 1024
 
 // merge is mergeSlices(in, cluster); the result shares memory with m.
-func (m *sliceMerger) merge(in iter.Seq[*sliceInfo], cluster model.ClusterID) ([]sliceEndpoint, []model.Diagnostic) {
-	var diags []model.Diagnostic
+// oneToOne reports whether every address read became a sliceEndpoint of
+// its own: no address was listed twice and no pod's addresses were
+// joined. Each slice endpoint (of one address) is then one
+// sliceEndpoint, with that endpoint's conditions, node and ports.
+func (m *sliceMerger) merge(in iter.Seq[*sliceInfo], cluster model.ClusterID) (out []sliceEndpoint, diags []model.Diagnostic, oneToOne bool) {
 	report := func(s *sliceInfo, format string, args ...any) {
 		diags = append(diags, model.Diagnostic{
 			Severity: model.Warning, Kind: "EndpointSlice", Namespace: s.namespace, Name: s.name,
@@ -189,7 +193,8 @@ func (m *sliceMerger) merge(in iter.Seq[*sliceInfo], cluster model.ClusterID) ([
 		}
 	}
 
-	backing, out := m.backing[:0], m.out[:0]
+	backing := m.backing[:0]
+	out = m.out[:0]
 	if need := 2 * len(groups); cap(backing) < need {
 		// Grown once to size: results point into it, so it must not
 		// move while they are built.
@@ -221,9 +226,10 @@ func (m *sliceMerger) merge(in iter.Seq[*sliceInfo], cluster model.ClusterID) ([
 	// pointers (they would keep deleted slices alive), unless they grew
 	// past what is worth keeping. The results are the caller's until the
 	// next merge.
+	oneToOne = len(out) == n
 	if !keep {
 		*m = sliceMerger{}
-		return out, diags
+		return out, diags, oneToOne
 	}
 	clear(claims)
 	clear(byPod)
@@ -235,7 +241,7 @@ func (m *sliceMerger) merge(in iter.Seq[*sliceInfo], cluster model.ClusterID) ([
 	}
 	m.claims, m.byPod = claims, byPod
 	m.sorted, m.addrs, m.groups, m.pods, m.backing, m.out = sorted[:0], addrs[:0], groups[:0], pods[:0], backing[:0], out
-	return out, diags
+	return out, diags, oneToOne
 }
 
 // endpointHealth maps EndpointSlice conditions to a health status:

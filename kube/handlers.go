@@ -1,9 +1,7 @@
 package kube
 
 import (
-	"cmp"
 	"maps"
-	"net/netip"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -117,12 +115,13 @@ func (c *Controller) onService(key types.NamespacedName, svc *corev1.Service) {
 }
 
 // onSlice: the services owning the slice before and after change; or,
-// when only the conditions of the endpoints of a service's one slice
-// changed, the health of those endpoints (see conditionsOnly).
+// when only the conditions of the slice's endpoints changed and each of
+// the service's addresses is an endpoint of its own (no endpointsShape
+// joined), the health of those endpoints (see conditionsOnly).
 func (c *Controller) onSlice(key types.NamespacedName, s *sliceInfo) {
 	old := c.objs.slice(key)
 	touched := c.objs.setSlice(key, s)
-	if c.primed && len(touched) == 1 && len(c.objs.slices[touched[0]]) == 1 && !c.dirty.has(touched[0]) && c.conditionsOnly(old, s) {
+	if c.primed && len(touched) == 1 && c.objs.shapes[touched[0]]&joined == 0 && !c.dirty.has(touched[0]) && conditionsOnly(old, s) {
 		c.dirty.conditions[touched[0]] = conditionChange{old: old, cur: s}
 		return
 	}
@@ -131,18 +130,14 @@ func (c *Controller) onSlice(key types.NamespacedName, s *sliceInfo) {
 	}
 }
 
-// conditionsOnly reports whether cur differs from old, a slice that is
-// its service's only one, in its endpoints' conditions alone, and whether
-// the slice is one where each endpoint is one workload: one address per
-// endpoint, no address and no targetRef pod listed twice. Then merging
-// the service's slices pairs each endpoint with itself, before and after,
+// conditionsOnly reports whether cur differs from old in its endpoints'
+// conditions alone, each endpoint having one address. When the last
+// merge of the service's slices made one endpoint of each address (no
+// endpointsShape joined), and only such a change happened since, merging
+// them again pairs each slice endpoint with the same endpoint as before,
 // and the service's endpoints differ only in the health of the endpoints
-// whose conditions changed. c.mu must be held.
-//
-// Whether the endpoints are distinct workloads is decided once per run
-// of such changes: cur lists the same addresses and pods as old, so it
-// takes old's verdict (sliceInfo.distinct) instead of sorting them again.
-func (c *Controller) conditionsOnly(old, cur *sliceInfo) bool {
+// whose conditions changed.
+func conditionsOnly(old, cur *sliceInfo) bool {
 	if old == nil || cur == nil || old.service != cur.service || old.addressType != cur.addressType ||
 		!old.created.Equal(&cur.created) || len(old.endpoints) != len(cur.endpoints) ||
 		!maps.Equal(old.ports, cur.ports) || !slices.Equal(old.badPorts, cur.badPorts) || !slices.Equal(old.badAddrs, cur.badAddrs) {
@@ -159,39 +154,7 @@ func (c *Controller) conditionsOnly(old, cur *sliceInfo) bool {
 			return false
 		}
 	}
-	if old.distinct == unset {
-		old.distinct = isFalse
-		if c.distinctWorkloads(old) {
-			old.distinct = isTrue
-		}
-	}
-	cur.distinct = old.distinct
-	return cur.distinct == isTrue
-}
-
-// distinctWorkloads reports whether no address and no targetRef pod is
-// listed twice among the endpoints of s, each of which has one address.
-// c.mu must be held.
-func (c *Controller) distinctWorkloads(s *sliceInfo) bool {
-	addrs := c.scratch.addrs[:0]
-	pods := c.scratch.pods[:0]
-	defer func() {
-		clear(pods)
-		c.scratch.addrs, c.scratch.pods = addrs[:0], pods[:0]
-	}()
-	for i := range s.endpoints {
-		e := &s.endpoints[i]
-		addrs = append(addrs, e.addrs[0])
-		if e.pod.Name != "" {
-			pods = append(pods, e.pod)
-		}
-	}
-	nPods := len(pods)
-	slices.SortFunc(addrs, netip.Addr.Compare)
-	slices.SortFunc(pods, func(a, b types.NamespacedName) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
-	return len(slices.Compact(addrs)) == len(s.endpoints) && len(slices.Compact(pods)) == nPods
+	return true
 }
 
 // onPod: the pod's workload, and the services whose endpoints named the

@@ -141,7 +141,9 @@ func TestNamespaceSelectedLater(t *testing.T) {
 // a fresh controller's over the final objects. The worlds mix endpoints
 // at their pod's IP, at another address with the pod's targetRef (which
 // patchService cannot find by the pod's IPs) and without a targetRef,
-// in services of one and of two ports. Each failure names its seed.
+// in services of one and of two ports and of one and two slices (an
+// address in both is patched by no readiness flip). Each failure names
+// its seed.
 func TestRandomPatchesMatchRecompute(t *testing.T) {
 	const seeds = 24
 	for seed := range uint64(seeds) {
@@ -165,26 +167,31 @@ func TestRandomPatchesMatchRecompute(t *testing.T) {
 				o := svcObj("ns", svc, fmt.Sprintf("10.96.0.%d", k+1), nil, ports...)
 				o.Spec.PublishNotReadyAddresses = r.IntN(4) == 0
 				put("svc/"+svc, o)
-				var eps []sliceEP
-				used := map[string]bool{}
-				for range 1 + r.IntN(4) {
-					i := r.IntN(nPods)
-					e := sliceEP{addr: fmt.Sprintf("10.0.0.%d", i+1), pod: fmt.Sprint("p", i), ready: r.IntN(3) != 0}
-					switch r.IntN(4) {
-					case 0: // the pod's targetRef at another address
-						e.addr = fmt.Sprintf("10.0.1.%d", r.IntN(nPods)+1)
-					case 1: // no targetRef: the pod holding the address
-						e.pod = ""
+				// One slice or two; an address may be in both (an
+				// endpoint moving), which rules out patching conditions.
+				for j := range 1 + r.IntN(2) {
+					var eps []sliceEP
+					used := map[string]bool{}
+					for range 1 + r.IntN(4) {
+						i := r.IntN(nPods)
+						e := sliceEP{addr: fmt.Sprintf("10.0.0.%d", i+1), pod: fmt.Sprint("p", i), ready: r.IntN(3) != 0}
+						switch r.IntN(4) {
+						case 0: // the pod's targetRef at another address
+							e.addr = fmt.Sprintf("10.0.1.%d", r.IntN(nPods)+1)
+						case 1: // no targetRef: the pod holding the address
+							e.pod = ""
+						}
+						if used[e.addr] {
+							continue
+						}
+						used[e.addr] = true
+						eps = append(eps, e)
 					}
-					if used[e.addr] {
-						continue
-					}
-					used[e.addr] = true
-					eps = append(eps, e)
+					name := fmt.Sprintf("%s-%d", svc, j)
+					s := sliceObj("ns", name, svc, discoveryv1.AddressTypeIPv4, 8080+int32(j), eps...)
+					s.Ports = append(s.Ports, discoveryv1.EndpointPort{Name: ptr("grpc"), Port: ptr[int32](9090)})
+					put("slice/"+name, s)
 				}
-				s := sliceObj("ns", svc+"-1", svc, discoveryv1.AddressTypeIPv4, 8080, eps...)
-				s.Ports = append(s.Ports, discoveryv1.EndpointPort{Name: ptr("grpc"), Port: ptr[int32](9090)})
-				put("slice/"+svc, s)
 			}
 			objects := func() []runtime.Object {
 				var out []runtime.Object
@@ -209,16 +216,22 @@ func TestRandomPatchesMatchRecompute(t *testing.T) {
 					mustNot(t, err)
 					continue
 				}
-				svc := []string{"s1", "s2", "s3"}[r.IntN(3)]
-				s := world["slice/"+svc].(*discoveryv1.EndpointSlice).DeepCopy()
+				var names []string
+				for _, k := range slices.Sorted(maps.Keys(world)) {
+					if strings.HasPrefix(k, "slice/") {
+						names = append(names, k)
+					}
+				}
+				key := names[r.IntN(len(names))]
+				s := world[key].(*discoveryv1.EndpointSlice).DeepCopy()
 				if len(s.Endpoints) == 0 {
 					continue
 				}
 				i := r.IntN(len(s.Endpoints))
 				ready := !*s.Endpoints[i].Conditions.Ready
 				s.Endpoints[i].Conditions.Ready = &ready
-				world["slice/"+svc] = s
-				history = append(history, fmt.Sprintf("slice %s: endpoint %s ready=%v", svc, s.Endpoints[i].Addresses[0], ready))
+				world[key] = s
+				history = append(history, fmt.Sprintf("slice %s: endpoint %s ready=%v", s.Name, s.Endpoints[i].Addresses[0], ready))
 				_, err := f.DiscoveryV1().EndpointSlices("ns").Update(ctx, s.DeepCopy(), metav1.UpdateOptions{})
 				mustNot(t, err)
 			}

@@ -12,8 +12,7 @@ import (
 // endpoint slice informer's transform (stripSlice) turns every slice into
 // one. It keeps what mergeSlices reads, with addresses parsed, the ports
 // mapped and the conditions packed, in a few allocations per slice instead
-// of several per endpoint. A sliceInfo is never modified once built, but
-// for distinct.
+// of several per endpoint. A sliceInfo is never modified once built.
 type sliceInfo struct {
 	objectMeta
 	created metav1.Time
@@ -30,12 +29,6 @@ type sliceInfo struct {
 	// badAddrs are the malformed addresses of the slice's endpoints, in
 	// order, reported and skipped by mergeSlices.
 	badAddrs []string
-
-	// distinct is whether the endpoints are distinct workloads, as
-	// Controller.conditionsOnly decides it: unset until it is needed.
-	// It is guarded by the Controller's mutex; client-go reads only the
-	// object's metadata.
-	distinct tristate
 }
 
 // badPort is a slice port numbered out of range.

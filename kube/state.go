@@ -43,13 +43,31 @@ type objects struct {
 	deps    map[types.NamespacedName]depSet
 	rdeps   map[nameDep]list[types.NamespacedName]
 	rdepsIP ipmap.Map[list[types.NamespacedName]]
-	// offAddress holds the services with an endpoint that takes its
-	// metadata from a pod but whose primary address is none of the
-	// pod's IPs (a slice may list any address with a pod's targetRef).
-	// For the others, the endpoints of a pod are found by its IPs (see
-	// Controller.patchService). Usually empty.
-	offAddress set[types.NamespacedName]
+	// shapes holds, per service, what the computation of its endpoints
+	// found that rules out a patch (see endpointsShape); a service
+	// without an entry has none of it.
+	shapes map[types.NamespacedName]endpointsShape
 }
+
+// endpointsShape is what the last computation of a service's endpoints
+// found of their relation to the slices and pods they came from. The
+// changes that patch the endpoints instead of recomputing them (see
+// onPod, onSlice) keep addresses, pods and slices as they are, so the
+// shape stays true until the next computation.
+type endpointsShape uint8
+
+const (
+	// offAddress: an endpoint takes its metadata from a pod but its
+	// primary address is none of the pod's IPs (a slice may list any
+	// address with a pod's targetRef). A pod's endpoints are then not
+	// all found by its IPs (see Controller.patchService).
+	offAddress endpointsShape = 1 << iota
+	// joined: merging the service's slices did not make one endpoint
+	// of each address: an address is listed twice, or a pod's
+	// addresses were joined (a dual-stack pod). A slice endpoint's
+	// conditions are then not its endpoint's alone (see onSlice).
+	joined
+)
 
 // set is a set of comparable values.
 type set[K comparable] map[K]struct{}
@@ -235,7 +253,7 @@ func newObjects() *objects {
 		servicesByNS: map[string]set[string]{},
 		entries:      map[string]map[string]*model.WorkloadInstance{},
 		deps:         map[types.NamespacedName]depSet{},
-		offAddress:   set[types.NamespacedName]{},
+		shapes:       map[types.NamespacedName]endpointsShape{},
 		rdeps:        map[nameDep]list[types.NamespacedName]{},
 	}
 }
@@ -280,13 +298,12 @@ func (o *objects) replaceDeps(svc types.NamespacedName, s depSet) {
 	}
 }
 
-// setOffAddress records whether a service's endpoints are off their
-// pods' addresses (see offAddress).
-func (o *objects) setOffAddress(svc types.NamespacedName, off bool) {
-	if off {
-		o.offAddress[svc] = struct{}{}
-	} else if len(o.offAddress) > 0 {
-		delete(o.offAddress, svc)
+// setShape records the shape of a service's endpoints.
+func (o *objects) setShape(svc types.NamespacedName, sh endpointsShape) {
+	if sh != 0 {
+		o.shapes[svc] = sh
+	} else if len(o.shapes) > 0 {
+		delete(o.shapes, svc)
 	}
 }
 

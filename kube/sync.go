@@ -51,8 +51,8 @@ func (c *Controller) flushLocked() int {
 }
 
 // patchConditions rewrites the health of the endpoints whose conditions
-// changed in the service's only slice: what serviceEndpoints would
-// compute when nothing else changed (see Controller.conditionsOnly). The
+// changed in one of the service's slices: what serviceEndpoints would
+// compute when nothing else changed (see onSlice, conditionsOnly). The
 // endpoint of a slice endpoint is the one whose primary address is the
 // slice endpoint's address, per service port; a withheld one has none.
 // c.mu must be held.
@@ -110,8 +110,8 @@ func (c *Controller) patchConditions(key types.NamespacedName, ch conditionChang
 // sorted list: a pod's change reads a few of the service's endpoints,
 // not every one (the patched list is still a copy of the whole, which
 // the store compares pointer by pointer). Only for a service with an
-// endpoint off its pod's addresses (objects.offAddress) is the whole
-// list walked.
+// endpoint off its pod's addresses (endpointsShape offAddress) is the
+// whole list walked.
 func (c *Controller) patchService(key types.NamespacedName, pods []types.NamespacedName) {
 	obj := c.objs.services[key]
 	if obj == nil || !c.namespaceSelected(key.Namespace) {
@@ -119,7 +119,7 @@ func (c *Controller) patchService(key types.NamespacedName, pods []types.Namespa
 	}
 	skey := c.serviceKey(key)
 	p := endpointPatch{prev: c.Reader.Endpoints(skey, registry.EndpointQuery{})}
-	if c.objs.offAddress.has(key) {
+	if c.objs.shapes[key]&offAddress != 0 {
 		for i, ep := range p.prev {
 			if ep.WorkloadKind != model.KindPod {
 				continue
@@ -280,7 +280,7 @@ func (c *Controller) syncService(key types.NamespacedName) {
 	if obj == nil || !c.namespaceSelected(key.Namespace) {
 		delete(c.svcMemo, key)
 		c.objs.setDeps(key, nil)
-		c.objs.setOffAddress(key, false)
+		c.objs.setShape(key, 0)
 		c.store.DeleteService(skey)
 		c.store.SetEndpoints(skey, nil)
 		var diags []model.Diagnostic
@@ -293,7 +293,7 @@ func (c *Controller) syncService(key types.NamespacedName) {
 	svc, diags := c.convertService(key, obj)
 	eps, epDiags, deps := c.serviceEndpoints(key, svc, &c.scratch, false)
 	c.objs.setDeps(key, deps)
-	c.objs.setOffAddress(key, c.scratch.offAddress)
+	c.objs.setShape(key, c.scratch.shape)
 	c.writeService(key, svc, eps, append(diags, epDiags...))
 }
 
@@ -427,7 +427,7 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 		eps     []*model.Endpoint
 		epDiag  []model.Diagnostic
 		deps    depSet
-		off     bool // see objects.offAddress
+		shape   endpointsShape
 	}
 	var (
 		next atomic.Int64
@@ -449,7 +449,7 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 			var deps []dep
 			r.svc, r.svcDiag = convertService(r.obj, cfg)
 			r.eps, r.epDiag, deps = c.serviceEndpoints(r.key, r.svc, scratch, true)
-			r.deps, r.off, r.done = newDepSet(deps), scratch.offAddress, true
+			r.deps, r.shape, r.done = newDepSet(deps), scratch.shape, true
 		}
 		return r
 	}
@@ -470,7 +470,7 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 		diags := slices.Clip(r.svcDiag) // appended to below
 		c.svcMemo[r.key] = svcMemoEntry{obj: r.obj, svc: r.svc, diags: diags}
 		c.objs.setDepSet(r.key, r.deps)
-		c.objs.setOffAddress(r.key, r.off)
+		c.objs.setShape(r.key, r.shape)
 		c.writeService(r.key, r.svc, r.eps, append(diags, r.epDiag...))
 	}
 	var scratch endpointScratch
@@ -547,10 +547,14 @@ func (c *Controller) orphanSliceDiagnostics(key types.NamespacedName) []model.Di
 // arrives. An endpoint without a Pod targetRef takes the metadata of the
 // live pod holding its address, if any, else only its node's topology.
 func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Service, s *endpointScratch, initial bool) ([]*model.Endpoint, []model.Diagnostic, []dep) {
+	s.shape = 0
 	if svc.Resolution == model.Alias {
 		return nil, nil, nil // ExternalName services have no endpoints
 	}
-	ses, diags := s.merger.merge(maps.Values(c.objs.slices[key]), c.opts.ClusterID)
+	ses, diags, oneToOne := s.merger.merge(maps.Values(c.objs.slices[key]), c.opts.ClusterID)
+	if !oneToOne {
+		s.shape |= joined
+	}
 	health := endpointHealth
 	if svc.PublishNotReadyAddresses {
 		health = publishNotReadyHealth
@@ -568,7 +572,6 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 	}
 	reuse.reset(prev, len(svc.Ports))
 	defer reuse.reset(nil, 0) // no published list kept alive from here
-	s.offAddress = false
 	for i := range ses {
 		se := &ses[i]
 		var pod *podInfo
@@ -591,7 +594,7 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 		var meta *model.Endpoint
 		if pod != nil {
 			if !slices.Contains(pod.addrs, se.addresses[0]) {
-				s.offAddress = true
+				s.shape |= offAddress
 			}
 			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: pod.nodeName}})
 			meta = c.podEndpoint(pod, !initial)
@@ -640,12 +643,9 @@ type endpointScratch struct {
 	merger sliceMerger
 	reuser endpointReuser
 	deps   []dep
-	// offAddress is what serviceEndpoints found of the endpoints it
-	// returned: one is off its pod's addresses (see objects.offAddress).
-	offAddress bool
-	// addrs and pods are distinctWorkloads'.
-	addrs []netip.Addr
-	pods  []types.NamespacedName
+	// shape is what serviceEndpoints found of the endpoints it
+	// returned.
+	shape endpointsShape
 }
 
 // maxKeptDeps bounds the dependency buffer kept between computations.

@@ -111,3 +111,21 @@ func BenchmarkControllerPodLabelChange(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkControllerSliceScale is a slice losing its last endpoint and
+// getting it back, as a scale-down and up do: a change of membership,
+// which recomputes the service's endpoints. It grows with the service.
+func BenchmarkControllerSliceScale(b *testing.B) {
+	for _, n := range []int{25, 1000} {
+		b.Run(fmt.Sprintf("endpoints=%d", n), func(b *testing.B) {
+			sc := bench.Generate(bench.Config{Services: min(20, 20000/n), EndpointsPerService: n})
+			benchDeliveries(b, sc, "endpointslices", func(i int) versioned {
+				s := sc.Slices[7].DeepCopy()
+				if i == 0 { // the first delivery must be a change
+					s.Endpoints = s.Endpoints[:len(s.Endpoints)-1]
+				}
+				return s
+			})
+		})
+	}
+}

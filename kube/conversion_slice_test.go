@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/meshreg/meshreg/model"
 )
@@ -298,4 +299,49 @@ func FuzzMergeSlices(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestServiceEndpointsInStoreOrder: the endpoints of a service come out of
+// serviceEndpoints already in the order the store keeps them
+// (model.CompareEndpoints: service port name, then address), whatever
+// the order the service declares its ports in, so that the store does
+// not sort them.
+func TestServiceEndpointsInStoreOrder(t *testing.T) {
+	tests := []struct {
+		name  string
+		ports []corev1.ServicePort
+	}{
+		{"one port", []corev1.ServicePort{svcPort("http", 80)}},
+		{"two ports, in name order", []corev1.ServicePort{svcPort("grpc", 90), svcPort("http", 80)}},
+		{"two ports, in reverse name order", []corev1.ServicePort{svcPort("http", 80), svcPort("grpc", 90)}},
+		{"three ports", []corev1.ServicePort{svcPort("tcp", 70), svcPort("http", 80), svcPort("admin", 90)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := sliceObj("ns", "web-1", "web", discoveryv1.AddressTypeIPv4, 8080,
+				sliceEP{addr: "10.0.0.3", pod: "c", ready: true}, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}, sliceEP{addr: "10.0.0.2", ready: false})
+			for _, p := range []string{"grpc", "tcp", "admin"} {
+				s.Ports = append(s.Ports, discoveryv1.EndpointPort{Name: ptr(p), Port: ptr[int32](9000)})
+			}
+			f := newFakeCluster(nodeObj("n1", "r", "z1"), svcObj("ns", "web", "10.96.0.1", nil, tt.ports...),
+				podObj("ns", "a", "10.0.0.1", "n1", nil), podObj("ns", "c", "10.0.0.3", "n1", nil), s)
+			c := startController(t, f, Options{})
+			c.mu.Lock()
+			key := types.NamespacedName{Namespace: "ns", Name: "web"}
+			svc, _ := c.convertService(key, c.objs.services[key])
+			var scratch endpointScratch
+			eps, _, _ := c.serviceEndpoints(key, svc, &scratch, false)
+			c.mu.Unlock()
+			if want := 3 * len(tt.ports); len(eps) != want {
+				t.Fatalf("%d endpoints, want %d", len(eps), want)
+			}
+			if !slices.IsSortedFunc(eps, model.CompareEndpoints) {
+				var got []string
+				for _, ep := range eps {
+					got = append(got, ep.ServicePortName+"/"+ep.Address())
+				}
+				t.Errorf("endpoints not in the store's order: %v", got)
+			}
+		})
+	}
 }

@@ -627,6 +627,9 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 			}
 		}
 	}
+	if len(svc.Ports) > 1 {
+		s.portMajor(eps, svc.Ports)
+	}
 	// Sorted and without repeats (the pods of a service share nodes), as
 	// setDeps wants them.
 	slices.SortFunc(deps, compareDeps)
@@ -646,7 +649,64 @@ type endpointScratch struct {
 	// shape is what serviceEndpoints found of the endpoints it
 	// returned.
 	shape endpointsShape
+	// rank, start and endpoints are portMajor's.
+	rank, start []int
+	endpoints   []*model.Endpoint
 }
+
+// portMajor puts eps, built one slice endpoint at a time (in address
+// order, each one's endpoints in the order of ports), in the order the
+// store keeps (model.CompareEndpoints): by service port name, then
+// address. Within a port the order is kept: a stable counting sort,
+// linear where sorting would compare, and the store then finds the list
+// sorted. The endpoints of WorkloadEntries, appended after the slices',
+// come last in their port; the store sorts such a list.
+func (s *endpointScratch) portMajor(eps []*model.Endpoint, ports []model.Port) {
+	if cap(s.rank) < len(ports) {
+		s.rank = make([]int, len(ports))
+		s.start = make([]int, len(ports))
+	}
+	rank, start := s.rank[:len(ports)], s.start[:len(ports)]
+	for k := range ports { // a port's place in name order
+		rank[k] = 0
+		for j := range ports {
+			if ports[j].Name < ports[k].Name || (ports[j].Name == ports[k].Name && j < k) {
+				rank[k]++
+			}
+		}
+	}
+	portOf := func(ep *model.Endpoint) int {
+		for k := range ports {
+			if ports[k].Name == ep.ServicePortName {
+				return rank[k]
+			}
+		}
+		return len(ports) - 1 // not a port of the service: last (the store sorts)
+	}
+	clear(start)
+	for _, ep := range eps {
+		if r := portOf(ep); r+1 < len(start) {
+			start[r+1]++
+		}
+	}
+	for r := 1; r < len(start); r++ {
+		start[r] += start[r-1]
+	}
+	tmp := append(s.endpoints[:0], eps...)
+	for _, ep := range tmp {
+		r := portOf(ep)
+		eps[start[r]] = ep
+		start[r]++
+	}
+	clear(tmp) // no endpoint kept alive from here
+	s.endpoints = tmp[:0]
+	if cap(s.endpoints) > maxKeptEndpoints {
+		s.endpoints = nil
+	}
+}
+
+// maxKeptEndpoints bounds the endpoint buffer kept between computations.
+const maxKeptEndpoints = 1 << 14
 
 // maxKeptDeps bounds the dependency buffer kept between computations.
 const maxKeptDeps = 4096

@@ -284,26 +284,57 @@ func (o *objects) setDepSet(svc types.NamespacedName, s depSet) {
 }
 
 // replaceDeps records s as the dependencies of svc in place of the old
-// ones.
+// ones. Both are sorted (compareDeps), so they are walked together and
+// the reverse index changes only for the deps added or gone: a service of
+// a thousand pods that gains or loses one touches two entries, not two
+// thousand.
 func (o *objects) replaceDeps(svc types.NamespacedName, s depSet) {
 	old := o.deps[svc]
-	for _, d := range old.names {
-		removeFromList(o.rdeps, d, svc)
-	}
-	for _, ip := range old.ips {
-		removeFromIPList(&o.rdepsIP, ip, svc)
-	}
+	diffSorted(old.names, s.names, compareNameDeps,
+		func(d nameDep) { removeFromList(o.rdeps, d, svc) },
+		func(d nameDep) { addToList(o.rdeps, d, svc) })
+	diffSorted(old.ips, s.ips, netip.Addr.Compare,
+		func(ip netip.Addr) { removeFromIPList(&o.rdepsIP, ip, svc) },
+		func(ip netip.Addr) { addToIPList(&o.rdepsIP, ip, svc) })
 	if len(s.names)+len(s.ips) == 0 {
 		delete(o.deps, svc)
 		return
 	}
 	o.deps[svc] = s
-	for _, d := range s.names {
-		addToList(o.rdeps, d, svc)
+}
+
+// diffSorted calls gone for each element of a that b lacks, and added for
+// each element of b that a lacks; a and b are sorted by cmp, without
+// repeats.
+func diffSorted[T any](a, b []T, cmp func(T, T) int, gone, added func(T)) {
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		c := 0
+		switch {
+		case j == len(b):
+			c = -1
+		case i == len(a):
+			c = 1
+		default:
+			c = cmp(a[i], b[j])
+		}
+		switch {
+		case c < 0:
+			gone(a[i])
+			i++
+		case c > 0:
+			added(b[j])
+			j++
+		default:
+			i++
+			j++
+		}
 	}
-	for _, ip := range s.ips {
-		addToIPList(&o.rdepsIP, ip, svc)
-	}
+}
+
+// compareNameDeps is compareDeps for deps of kind depPod and depNode.
+func compareNameDeps(a, b nameDep) int {
+	return compareDeps(dep{kind: a.kind, name: a.name}, dep{kind: b.kind, name: b.name})
 }
 
 // setShape records the shape of a service's endpoints.

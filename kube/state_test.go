@@ -1,8 +1,11 @@
 package kube
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -65,5 +68,54 @@ func TestSetDepsIndex(t *testing.T) {
 	o.setDeps(svc, nil)
 	if has(p) || len(o.rdeps) != 0 || o.rdepsIP.Len() != 0 || len(o.deps) != 0 {
 		t.Errorf("removed deps still indexed: %v %v %v", o.rdeps, o.rdepsIP, o.deps)
+	}
+}
+
+// TestReplaceDepsMatchesFreshIndex replaces the deps of a few services
+// at random, and after each replacement compares the reverse index with
+// one built from scratch over the services' current deps: replaceDeps
+// touches only the deps added or gone, and must leave the index as a
+// fresh build would.
+func TestReplaceDepsMatchesFreshIndex(t *testing.T) {
+	var pool []dep
+	for i := range 6 {
+		pool = append(pool,
+			dep{kind: depPod, name: types.NamespacedName{Namespace: "ns", Name: fmt.Sprint("p", i)}},
+			dep{kind: depIP, ip: netip.AddrFrom4([4]byte{10, 0, 0, byte(i)})})
+	}
+	pool = append(pool, dep{kind: depNode, name: types.NamespacedName{Name: "n1"}}, dep{kind: depNode, name: types.NamespacedName{Name: "n2"}})
+	services := []types.NamespacedName{{Namespace: "ns", Name: "a"}, {Namespace: "ns", Name: "b"}, {Namespace: "other", Name: "a"}}
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		o := newObjects()
+		current := map[types.NamespacedName][]dep{}
+		for step := range 30 {
+			svc := services[r.IntN(len(services))]
+			var deps []dep
+			for _, d := range pool {
+				if r.IntN(3) == 0 {
+					deps = append(deps, d)
+				}
+			}
+			slices.SortFunc(deps, compareDeps)
+			o.setDeps(svc, deps)
+			current[svc] = deps
+			for _, d := range pool {
+				var want []types.NamespacedName
+				for _, s := range services {
+					if slices.Contains(current[s], d) {
+						want = append(want, s)
+					}
+				}
+				got := slices.Clone(o.dependents(d))
+				slices.SortFunc(got, func(x, y types.NamespacedName) int { return strings.Compare(x.String(), y.String()) })
+				if !slices.Equal(got, want) {
+					t.Fatalf("seed %d, step %d: dependents of %+v = %v, want %v", seed, step, d, got, want)
+				}
+			}
+			if n := len(o.rdeps) + o.rdepsIP.Len(); n > len(pool) {
+				t.Fatalf("seed %d, step %d: %d index entries for %d deps: an emptied entry was kept", seed, step, n, len(pool))
+			}
+		}
 	}
 }

@@ -16,8 +16,9 @@
 // changes patch instead of recomputing: a pod that keeps its node, IPs
 // and liveness (new labels, say) rewrites only the endpoints it backs,
 // found by a search for its IPs, not a walk over the service's, and a change of
-// conditions alone in a service's only slice rewrites only the health of
-// those endpoints. The initial
+// conditions alone in a slice rewrites only the health of those
+// endpoints, unless merging the service's slices joined addresses (a
+// dual-stack pod, an address listed twice). The initial
 // lists are converted once, after every informer has delivered its list
 // (no endpoint is computed twice while pods and slices arrive), with the
 // pods' workloads and the services' endpoints computed on

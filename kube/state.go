@@ -73,8 +73,6 @@ const (
 // set is a set of comparable values.
 type set[K comparable] map[K]struct{}
 
-func (s set[K]) has(k K) bool { _, ok := s[k]; return ok }
-
 func addTo[K, V comparable](m map[K]set[V], k K, v V) {
 	s := m[k]
 	if s == nil {

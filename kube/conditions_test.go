@@ -167,6 +167,9 @@ func TestConditionPatchDecision(t *testing.T) {
 			sliceObj("ns", "moving-2", "moving", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}, sliceEP{addr: "10.0.0.2", pod: "b", ready: true}),
 			sliceObj("ns", "dual-4", "dual", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.4", pod: "d", ready: true}),
 			sliceObj("ns", "dual-6", "dual", discoveryv1.AddressTypeIPv6, 8080, sliceEP{addr: "fd00::4", pod: "d", ready: true}),
+			svcObj("ns", "fqdn", "10.96.0.6", nil, svcPort("http", 80)),
+			sliceObj("ns", "fqdn-1", "fqdn", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}),
+			sliceObj("ns", "fqdn-2", "fqdn", discoveryv1.AddressTypeFQDN, 8080, sliceEP{addr: "a.example.com", ready: true}),
 		}
 	}
 	tests := []struct {
@@ -178,6 +181,8 @@ func TestConditionPatchDecision(t *testing.T) {
 		{"a slice listing a pod twice", "twice-1", false},
 		{"an address in two slices (an endpoint moving)", "moving-2", false},
 		{"a dual-stack pod's IPv4 slice", "dual-4", false},
+		{"an IPv4 slice beside an FQDN one (ignored, reported)", "fqdn-1", true},
+		{"an FQDN slice", "fqdn-2", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

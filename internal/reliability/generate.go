@@ -121,10 +121,14 @@ func (g Generator) Sequence(seed uint64) Sequence {
 	}
 	seq := Sequence{Seed: seed}
 	// Half the sequences start from a populated world, which the
-	// registry converts at its initial sync.
+	// registry converts at its initial sync; half of those with a
+	// service whose slice names live pods (see backedOp).
 	if st.r.IntN(2) == 0 {
 		for range 3 + st.r.IntN(8) {
 			st.op()
+		}
+		if st.r.IntN(2) == 0 {
+			st.backedOp(pick(st.r, Clusters), pick(st.r, poolNamespaces))
 		}
 	}
 	seq.Initial = st.world.Clone()
@@ -289,6 +293,26 @@ func (g *gen) sliceOp(c model.ClusterID, ns string, del bool) string {
 	return g.set(c, key, s.YAML(), false)
 }
 
+// namedPods returns the live pods of a namespace that a slice of an
+// existing service of the namespace names, in key order.
+func (g *gen) namedPods(c model.ClusterID, ns string) []PodSpec {
+	names := map[string]bool{}
+	for _, s := range g.slices[c] {
+		if s.Namespace == ns && g.world.Objects[c][ServiceSpec{Namespace: ns, Name: s.Service}.Key()] != "" {
+			for _, e := range s.Endpoints {
+				names[e.Pod] = true
+			}
+		}
+	}
+	var out []PodSpec
+	for _, p := range g.podsIn(c, ns) {
+		if names[p.Name] && !p.Terminal && p.IP != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func (g *gen) podsIn(c model.ClusterID, ns string) []PodSpec {
 	var out []PodSpec
 	for _, k := range sortedKeys(g.pods[c]) {
@@ -299,9 +323,44 @@ func (g *gen) podsIn(c model.ClusterID, ns string) []PodSpec {
 	return out
 }
 
-// podOp writes a new pod, deletes one, or flips an existing pod's
+// backedOp writes a service, two live pods of its namespace, and a slice
+// naming both (one at its IP, one at another address): a world where a
+// pod's metadata change patches the service's endpoints rather than
+// recomputing them. Random operations alone seldom line the three up.
+func (g *gen) backedOp(c model.ClusterID, ns string) string {
+	nsSpec := NamespaceSpec{Name: ns, Selected: true}
+	g.world.Set(c, nsSpec.Key(), nsSpec.YAML())
+	svc := ServiceSpec{Namespace: ns, Name: pick(g.r, poolServices), VIP: pick(g.r, poolVIPs), PortName: "http", Port: 80, TargetPort: 8080}
+	g.world.Set(c, svc.Key(), svc.YAML())
+	slice := SliceSpec{Namespace: ns, Name: svc.Name + "-" + pick(g.r, poolSlices), Service: svc.Name, PortName: "http", Port: 8080}
+	for i, name := range poolPods[:2] {
+		p := PodSpec{Namespace: ns, Name: name, App: pick(g.r, poolApps), IP: poolIPs[i], Node: pick(g.r, poolNodes), Ready: true}
+		g.pods[c][p.Key()] = p
+		g.world.Set(c, p.Key(), p.YAML())
+		ep := SliceEndpoint{IP: p.IP, Pod: p.Name, Node: p.Node, Ready: true, Serving: true}
+		if i == 1 {
+			ep.IP = poolIPs[len(poolIPs)-1] // the pod's targetRef at another address
+		}
+		slice.Endpoints = append(slice.Endpoints, ep)
+	}
+	g.slices[c][slice.Key()] = slice
+	g.world.Set(c, slice.Key(), slice.YAML())
+	return fmt.Sprintf("%s: put %s with a slice naming its pods", c, svc.Key())
+}
+
+// podOp writes a new pod, deletes one, changes the metadata of a pod that
+// a slice of an existing service names, or flips an existing pod's
 // readiness, IP or phase.
 func (g *gen) podOp(c model.ClusterID, ns string, del bool) string {
+	if named := g.namedPods(c, ns); !del && len(named) > 0 && g.r.IntN(3) == 0 {
+		// Metadata alone: the pod keeps its IP, node and phase, so the
+		// endpoints it backs are patched rather than recomputed.
+		p := pick(g.r, named)
+		p.App, p.ServiceAccount = pick(g.r, poolApps), pick(g.r, []string{"", "sa1"})
+		p.Locality, p.Network, p.TLS = pick(g.r, []string{"", "", "lr/lz"}), pick(g.r, poolNetworks), g.r.IntN(2) == 0
+		g.pods[c][p.Key()] = p
+		return g.set(c, p.Key(), p.YAML(), false)
+	}
 	key := PodSpec{Namespace: ns, Name: pick(g.r, poolPods)}.Key()
 	if del {
 		delete(g.pods[c], key)

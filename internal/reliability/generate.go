@@ -233,8 +233,9 @@ func (g *gen) set(c model.ClusterID, key, yaml string, del bool) string {
 	return fmt.Sprintf("%s: put %s", c, key)
 }
 
-// sliceOp writes a new slice, deletes one, or moves an endpoint from one
-// slice of a service to another.
+// sliceOp writes a new slice, deletes one, changes the conditions of one
+// of its endpoints, or moves an endpoint from one slice of a service to
+// another.
 func (g *gen) sliceOp(c model.ClusterID, ns string, del bool) string {
 	svc := pick(g.r, poolServices)
 	name := svc + "-" + pick(g.r, poolSlices)
@@ -242,6 +243,28 @@ func (g *gen) sliceOp(c model.ClusterID, ns string, del bool) string {
 	if del {
 		delete(g.slices[c], key)
 		return g.set(c, key, "", true)
+	}
+	var existing []string // slices with endpoints, in key order
+	for _, k := range sortedKeys(g.slices[c]) {
+		if len(g.slices[c][k].Endpoints) > 0 {
+			existing = append(existing, k)
+		}
+	}
+	if len(existing) > 0 && g.r.IntN(3) == 0 {
+		// The conditions of one endpoint of an existing slice alone:
+		// its service's health is patched rather than recomputed, when
+		// nothing joins its addresses.
+		key := pick(g.r, existing)
+		cur := g.slices[c][key]
+		i := g.r.IntN(len(cur.Endpoints))
+		cur.Endpoints = slices.Clone(cur.Endpoints)
+		ep := &cur.Endpoints[i]
+		ep.Ready = !ep.Ready
+		ep.Serving = ep.Ready || g.r.IntN(2) == 0
+		ep.Terminating = !ep.Ready && g.r.IntN(2) == 0
+		g.slices[c][key] = cur
+		g.world.Set(c, key, cur.YAML())
+		return fmt.Sprintf("%s: %s's endpoint %s ready=%v serving=%v terminating=%v", c, key, ep.IP, ep.Ready, ep.Serving, ep.Terminating)
 	}
 	if cur, ok := g.slices[c][key]; ok && len(cur.Endpoints) > 0 && g.r.IntN(2) == 0 {
 		// Move one endpoint to the service's other slice.

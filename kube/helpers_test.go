@@ -3,7 +3,6 @@ package kube
 import (
 	"bytes"
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -261,8 +260,6 @@ func mustNot(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
-var errUnused = errors.New("unused")
 
 // mergeAPISlices is mergeSlices over API slices, through the informer
 // transform.

@@ -53,8 +53,3 @@ func (m *objectMeta) GetManagedFields() []metav1.ManagedFieldsEntry {
 	return nil
 }
 func (m *objectMeta) SetManagedFields([]metav1.ManagedFieldsEntry) {}
-
-// key returns the object's namespace and name.
-func (m *objectMeta) key() types.NamespacedName {
-	return types.NamespacedName{Namespace: m.namespace, Name: m.name}
-}

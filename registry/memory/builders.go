@@ -20,7 +20,6 @@ import (
 type ServiceBuilder struct {
 	svc     model.Service
 	cluster model.ClusterID
-	vips    []netip.Prefix
 	err     error
 }
 

@@ -132,6 +132,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.mu.Lock()
 	n := c.primeLocked()
 	c.store.MarkSynced()
+	c.objs.indexDeps() // before any change is handled
 	c.mu.Unlock()
 	c.log.Info("initial state converted", "conversions", n)
 	<-ctx.Done()

@@ -44,6 +44,9 @@ type objects struct {
 	deps    map[types.NamespacedName]depSet
 	rdeps   map[nameDep]list[types.NamespacedName]
 	rdepsIP ipmap.Map[list[types.NamespacedName]]
+	// unindexed are the services whose deps recordDepSet recorded and
+	// rdeps does not hold yet (see indexDeps).
+	unindexed []types.NamespacedName
 	// shapes holds, per service, what the computation of its endpoints
 	// found that rules out a patch (see endpointsShape); a service
 	// without an entry has none of it.
@@ -91,12 +94,10 @@ func removeFrom[K, V comparable](m map[K]set[V], k K, v V) {
 	}
 }
 
-// addToIPList and removeFromIPList are addToList and removeFromList for
-// an index by IP.
-func addToIPList[V comparable](m *ipmap.Map[list[V]], ip netip.Addr, v V) {
-	if l, changed := m.Get(ip).add(v); changed {
-		m.Set(ip, l)
-	}
+// appendToIPList and removeFromIPList are appendToList and
+// removeFromList for an index by IP.
+func appendToIPList[V comparable](m *ipmap.Map[list[V]], ip netip.Addr, v V) {
+	m.Set(ip, append(m.Get(ip), v))
 }
 
 func removeFromIPList[V comparable](m *ipmap.Map[list[V]], ip netip.Addr, v V) {
@@ -113,17 +114,10 @@ func removeFromIPList[V comparable](m *ipmap.Map[list[V]], ip netip.Addr, v V) {
 // one value or a few (the pods of an IP, the services computed from a
 // pod) or a bounded number (the pods of a node: the kubelet's maxPods,
 // 110 by default): a map per entry costs several times the memory and
-// allocations, and adding is linear in the entry's size. Order carries
+// allocations. Adding appends (its callers know the value absent: see
+// appendToList); removing is linear in the entry's size. Order carries
 // no meaning.
 type list[V comparable] []V
-
-// add returns l with v, and whether v was new.
-func (l list[V]) add(v V) (list[V], bool) {
-	if slices.Contains(l, v) {
-		return l, false
-	}
-	return append(l, v), true
-}
 
 // remove returns l without v, and whether v was there. It works in
 // place: no caller holds a list across a change of its index.
@@ -136,10 +130,10 @@ func (l list[V]) remove(v V) (list[V], bool) {
 	return l[:len(l)-1], true
 }
 
-func addToList[K, V comparable](m map[K]list[V], k K, v V) {
-	if l, changed := m[k].add(v); changed {
-		m[k] = l
-	}
+// appendToList adds v to the list of k, which the caller knows lacks it:
+// no search of the list.
+func appendToList[K, V comparable](m map[K]list[V], k K, v V) {
+	m[k] = append(m[k], v)
 }
 
 func removeFromList[K, V comparable](m map[K]list[V], k K, v V) {
@@ -267,6 +261,7 @@ func newObjects() *objects {
 // setDeps replaces the recorded dependencies of a service; deps must be
 // sorted (compareDeps) and without repeats.
 func (o *objects) setDeps(svc types.NamespacedName, deps []dep) {
+	o.indexDeps()
 	if old, ok := o.deps[svc]; ok && old.equal(deps) {
 		return // the index already holds every one
 	}
@@ -275,10 +270,37 @@ func (o *objects) setDeps(svc types.NamespacedName, deps []dep) {
 
 // setDepSet is setDeps with the dependencies already in a depSet.
 func (o *objects) setDepSet(svc types.NamespacedName, s depSet) {
+	o.indexDeps()
 	if old, ok := o.deps[svc]; ok && slices.Equal(old.names, s.names) && slices.Equal(old.ips, s.ips) {
 		return
 	}
 	o.replaceDeps(svc, s)
+}
+
+// recordDepSet records s as the dependencies of svc, which has none
+// recorded, and leaves them out of the reverse index until indexDeps: the
+// initial conversion records every service's and builds the index once
+// the registry is marked synced (Run), as queries do not read it.
+func (o *objects) recordDepSet(svc types.NamespacedName, s depSet) {
+	if len(s.names)+len(s.ips) > 0 {
+		o.deps[svc] = s
+		o.unindexed = append(o.unindexed, svc)
+	}
+}
+
+// indexDeps adds the dependencies that recordDepSet recorded to the
+// reverse index. Every other use of the index calls it first.
+func (o *objects) indexDeps() {
+	for _, svc := range o.unindexed {
+		s := o.deps[svc]
+		for _, d := range s.names {
+			appendToList(o.rdeps, d, svc)
+		}
+		for _, ip := range s.ips {
+			appendToIPList(&o.rdepsIP, ip, svc)
+		}
+	}
+	o.unindexed = nil
 }
 
 // replaceDeps records s as the dependencies of svc in place of the old
@@ -290,10 +312,10 @@ func (o *objects) replaceDeps(svc types.NamespacedName, s depSet) {
 	old := o.deps[svc]
 	diffSorted(old.names, s.names, compareNameDeps,
 		func(d nameDep) { removeFromList(o.rdeps, d, svc) },
-		func(d nameDep) { addToList(o.rdeps, d, svc) })
+		func(d nameDep) { appendToList(o.rdeps, d, svc) })
 	diffSorted(old.ips, s.ips, netip.Addr.Compare,
 		func(ip netip.Addr) { removeFromIPList(&o.rdepsIP, ip, svc) },
-		func(ip netip.Addr) { addToIPList(&o.rdepsIP, ip, svc) })
+		func(ip netip.Addr) { appendToIPList(&o.rdepsIP, ip, svc) })
 	if len(s.names)+len(s.ips) == 0 {
 		delete(o.deps, svc)
 		return
@@ -346,6 +368,7 @@ func (o *objects) setShape(svc types.NamespacedName, sh endpointsShape) {
 
 // dependents returns the services whose endpoints were computed from d.
 func (o *objects) dependents(d dep) list[types.NamespacedName] {
+	o.indexDeps()
 	if d.kind == depIP {
 		return o.rdepsIP.Get(d.ip)
 	}

@@ -308,16 +308,19 @@ func (c *Controller) writeService(key types.NamespacedName, svc *model.Service, 
 // primeLocked marks the controller primed and converts every object the
 // informers' initial lists delivered: nothing was marked dirty before
 // (markService, markPod), and the store is still empty. The pods'
-// workloads are computed first, spread over Options.InitialSyncWorkers
-// goroutines (memoizePods); then those goroutines compute the services'
-// endpoints, reading the controller's state only, while this one
-// publishes the pods' workloads, then writes the services as they come
-// and computes what is left. It returns the number of conversions. c.mu
-// must be held.
+// workloads are computed and memoized first, spread over
+// Options.InitialSyncWorkers goroutines (memoizePods); then those
+// goroutines compute the services' endpoints, reading the controller's
+// state only, while this one publishes the pods' workloads, then writes
+// the services as they come and computes what is left. The services'
+// dependencies are recorded, but the reverse index of them is left to
+// objects.indexDeps, which Run calls once the registry is marked synced:
+// it serves the changes to come, not the queries. It returns the number
+// of conversions. c.mu must be held.
 func (c *Controller) primeLocked() int {
 	c.primed = true
 	c.dirty.reset()
-	c.memoizePods()
+	workloads := c.memoizePods()
 	c.store.Reserve(len(c.objs.services), len(c.objs.pods))
 	if len(c.objs.rdeps) == 0 {
 		// Most dependencies are pods and nodes: one growth, not twenty.
@@ -332,12 +335,9 @@ func (c *Controller) primeLocked() int {
 			keys = append(keys, key) // slices without their service
 		}
 	}
-	c.syncServices(keys, func() {
-		// Memos are current: syncPod only reads them.
-		for key := range c.objs.pods {
-			c.syncPod(key)
-		}
-	})
+	// The store is empty: syncPod of every pod would publish exactly
+	// these, and withdraw nothing.
+	c.syncServices(keys, func() { c.store.UpsertWorkloads(workloads) })
 	return len(c.objs.pods) + len(keys)
 }
 
@@ -345,39 +345,43 @@ func (c *Controller) primeLocked() int {
 // their own in the initial conversion.
 const minPerWorker = 64
 
-// memoizePods memoizes the workload of every pod of a selected namespace.
-// No pod has a memo yet: the pod handler computes none before the
-// initial conversion. The workloads are computed by up to
-// Options.InitialSyncWorkers goroutines, this one included, which read
-// the controller's objects only (podInstance), each with a labelSharer
-// of its own; this one then memoizes them, which takes the shared port
-// maps. c.mu must be held.
-func (c *Controller) memoizePods() {
+// memoizePods memoizes the workload of every pod of a selected namespace,
+// and returns those workloads. No pod has a memo yet: the pod handler
+// computes none before the initial conversion. The workloads are computed
+// and memoized by up to Options.InitialSyncWorkers goroutines, this one
+// included, which read the controller's objects only (podInstance), each
+// with a labelSharer of its own; each pod's memo is written by the
+// goroutine that computed it, and the shared port maps are taken under a
+// mutex of their own. c.mu must be held.
+func (c *Controller) memoizePods() []*model.WorkloadInstance {
 	var selected []*podInfo
 	for key, pod := range c.objs.pods {
 		if c.namespaceSelected(key.Namespace) {
 			selected = append(selected, pod)
 		}
 	}
-	type result struct {
-		w   *model.WorkloadInstance
-		err error
-	}
-	results := make([]result, len(selected))
+	results := make([]*model.WorkloadInstance, len(selected))
 	workers := max(1, min(c.opts.InitialSyncWorkers, len(selected)/minPerWorker))
 	sharers := make([]*labelSharer, workers)
 	for i := range sharers {
 		sharers[i] = newLabelSharer()
 	}
+	var portsMu sync.Mutex
 	parallel(workers, len(selected), func(worker, i int) {
 		pod := selected[i]
 		env := c.podEnv(pod.nodeName)
 		env.sharer = sharers[worker]
-		results[i].w, results[i].err = podInstance(pod, env)
+		w, err := podInstance(pod, env)
+		if err != nil {
+			return // a pod without a workload has no memo
+		}
+		portsMu.Lock()
+		w.PortMap = c.portMaps.acquire(pod) // w is not shared yet
+		portsMu.Unlock()
+		pod.memo = c.newMemo(pod, w)
+		results[i] = w
 	})
-	for i, pod := range selected {
-		_, _ = c.memoize(pod, results[i].w, results[i].err) // a pod without a workload has no memo
-	}
+	return slices.DeleteFunc(results, func(w *model.WorkloadInstance) bool { return w == nil })
 }
 
 // parallel calls f(worker, i) for every i in [0, n) on up to workers
@@ -469,7 +473,7 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 		}
 		diags := slices.Clip(r.svcDiag) // appended to below
 		c.svcMemo[r.key] = svcMemoEntry{obj: r.obj, svc: r.svc, diags: diags}
-		c.objs.setDepSet(r.key, r.deps)
+		c.objs.recordDepSet(r.key, r.deps)
 		c.objs.setShape(r.key, r.shape)
 		c.writeService(r.key, r.svc, r.eps, append(diags, r.epDiag...))
 	}

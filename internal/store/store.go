@@ -331,9 +331,31 @@ func (s *Store) merge(set *endpointSet, svc *model.Service) []*model.Endpoint {
 // UpsertWorkload adds or replaces a workload instance; nothing is published
 // when an equal one is already there.
 func (s *Store) UpsertWorkload(w *model.WorkloadInstance) {
-	key := w.Key()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.upsertWorkloadLocked(w)
+}
+
+// upsertBatch is how many workloads UpsertWorkloads writes per hold of
+// the lock: queries wait for one batch at most, not for the whole list.
+const upsertBatch = 512
+
+// UpsertWorkloads is UpsertWorkload of each workload in turn, taking the
+// lock once per batch of them: a registry's initial state, published at
+// once.
+func (s *Store) UpsertWorkloads(ws []*model.WorkloadInstance) {
+	for batch := range slices.Chunk(ws, upsertBatch) {
+		s.mu.Lock()
+		for _, w := range batch {
+			s.upsertWorkloadLocked(w)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// upsertWorkloadLocked is UpsertWorkload; s.mu must be held.
+func (s *Store) upsertWorkloadLocked(w *model.WorkloadInstance) {
+	key := w.Key()
 	prev := s.workloads[key]
 	if prev.Equals(w) {
 		return

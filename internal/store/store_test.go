@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/netip"
 	"slices"
 	"testing"
@@ -394,4 +395,40 @@ func TestSizeHint(t *testing.T) {
 	if svcs, wls := r.SizeHint(); svcs != 20 || wls != 300 {
 		t.Errorf("SizeHint after Reserve on a store with a service = %d, %d; want 20, 300", svcs, wls)
 	}
+}
+
+// UpsertWorkloads is UpsertWorkload of each workload in turn, across its
+// batches: the same events in the same order, the same state.
+func TestUpsertWorkloads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var ws []*model.WorkloadInstance
+		for i := range 1300 { // three batches
+			ws = append(ws, pod("default", fmt.Sprintf("p-%04d", i), fmt.Sprintf("10.1.%d.%d", i/250, i%250+1)))
+		}
+		// Within the list: an equal instance (nothing), one that moves,
+		// and a second workload at an address.
+		ws = append(ws, pod("default", "p-0000", "10.1.0.1"), pod("default", "p-0001", "10.9.0.1"), pod("default", "other", "10.1.0.3"))
+
+		one, oneReader, oneRec := newStore(t)
+		for _, w := range ws {
+			one.UpsertWorkload(w)
+		}
+		batched, batchedReader, batchedRec := newStore(t)
+		batched.UpsertWorkloads(ws)
+		synctest.Wait()
+
+		want, got := oneRec.take(), batchedRec.take()
+		if len(want) != 1302 || !slices.Equal(got, want) {
+			t.Errorf("UpsertWorkloads published %d events, UpsertWorkload %d (want 1302); equal: %t", len(got), len(want), slices.Equal(got, want))
+		}
+		if !slices.Equal(batchedReader.Workloads(), oneReader.Workloads()) {
+			t.Error("Workloads() differ")
+		}
+		for _, ip := range []string{"10.1.0.1", "10.1.0.2", "10.1.0.3", "10.9.0.1", "10.1.5.50"} {
+			a := netip.MustParseAddr(ip)
+			if got, want := batchedReader.WorkloadsByIP(a), oneReader.WorkloadsByIP(a); !slices.Equal(got, want) {
+				t.Errorf("WorkloadsByIP(%s) = %v, want %v", ip, got, want)
+			}
+		}
+	})
 }

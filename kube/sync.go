@@ -203,11 +203,16 @@ func (p *endpointPatch) apply(i int, meta *model.Endpoint) {
 
 // podEnv returns the environment of a pod on the named node.
 func (c *Controller) podEnv(nodeName string) podEnv {
-	env := podEnv{cluster: c.opts.ClusterID, trustDomain: c.opts.TrustDomain, network: c.net}
+	env := c.clusterEnv()
 	if n := c.objs.nodes[nodeName]; n != nil {
 		env.node = nodeLocality(n.Labels)
 	}
 	return env
+}
+
+// clusterEnv returns the environment of a pod on an unknown node.
+func (c *Controller) clusterEnv() podEnv {
+	return podEnv{cluster: c.opts.ClusterID, trustDomain: c.opts.TrustDomain, network: c.net}
 }
 
 // syncPod publishes a pod's workload instance, or withdraws it when the
@@ -366,11 +371,21 @@ func (c *Controller) memoizePods() []*model.WorkloadInstance {
 	for i := range sharers {
 		sharers[i] = newLabelSharer()
 	}
+	// Each node's locality, read once: a node runs many pods.
+	type nodeEnv struct {
+		node *corev1.Node
+		loc  model.Locality
+	}
+	nodes := make(map[string]nodeEnv, len(c.objs.nodes))
+	for name, n := range c.objs.nodes {
+		nodes[name] = nodeEnv{node: n, loc: nodeLocality(n.Labels)}
+	}
 	var portsMu sync.Mutex
 	parallel(workers, len(selected), func(worker, i int) {
 		pod := selected[i]
-		env := c.podEnv(pod.nodeName)
-		env.sharer = sharers[worker]
+		node := nodes[pod.nodeName] // as podEnv and newMemo would find it
+		env := c.clusterEnv()
+		env.node, env.sharer = node.loc, sharers[worker]
 		w, err := podInstance(pod, env)
 		if err != nil {
 			return // a pod without a workload has no memo
@@ -378,7 +393,7 @@ func (c *Controller) memoizePods() []*model.WorkloadInstance {
 		portsMu.Lock()
 		w.PortMap = c.portMaps.acquire(pod) // w is not shared yet
 		portsMu.Unlock()
-		pod.memo = c.newMemo(pod, w)
+		pod.memo = podMemo{node: node.node, network: c.net.cluster, w: w}
 		results[i] = w
 	})
 	return slices.DeleteFunc(results, func(w *model.WorkloadInstance) bool { return w == nil })

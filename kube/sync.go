@@ -355,7 +355,7 @@ const minPerWorker = 64
 // computes none before the initial conversion. The workloads are computed
 // and memoized by up to Options.InitialSyncWorkers goroutines, this one
 // included, which read the controller's objects only (podInstance), each
-// with a labelSharer of its own; each pod's memo is written by the
+// with a endpointSharer of its own; each pod's memo is written by the
 // goroutine that computed it, and the shared port maps are taken under a
 // mutex of their own. c.mu must be held.
 func (c *Controller) memoizePods() []*model.WorkloadInstance {
@@ -367,9 +367,9 @@ func (c *Controller) memoizePods() []*model.WorkloadInstance {
 	}
 	results := make([]*model.WorkloadInstance, len(selected))
 	workers := max(1, min(c.opts.InitialSyncWorkers, len(selected)/minPerWorker))
-	sharers := make([]*labelSharer, workers)
+	sharers := make([]*endpointSharer, workers)
 	for i := range sharers {
-		sharers[i] = newLabelSharer()
+		sharers[i] = newEndpointSharer()
 	}
 	// Each node's locality, read once: a node runs many pods.
 	type nodeEnv struct {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -331,9 +332,14 @@ func (c *Controller) primeLocked() int {
 		// Most dependencies are pods and nodes: one growth, not twenty.
 		c.objs.rdeps = make(map[nameDep]list[types.NamespacedName], len(c.objs.pods)+len(c.objs.nodes))
 	}
+	svcs := make([]*corev1.Service, 0, len(c.objs.services))
+	for _, svc := range c.objs.services {
+		svcs = append(svcs, svc)
+	}
+	inMemoryOrder(svcs)
 	keys := make([]types.NamespacedName, 0, len(c.objs.services))
-	for key := range c.objs.services {
-		keys = append(keys, key)
+	for _, svc := range svcs {
+		keys = append(keys, types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name})
 	}
 	for key := range c.objs.slices {
 		if c.objs.services[key] == nil {
@@ -365,6 +371,7 @@ func (c *Controller) memoizePods() []*model.WorkloadInstance {
 			selected = append(selected, pod)
 		}
 	}
+	inMemoryOrder(selected)
 	results := make([]*model.WorkloadInstance, len(selected))
 	workers := max(1, min(c.opts.InitialSyncWorkers, len(selected)/minPerWorker))
 	sharers := make([]*endpointSharer, workers)
@@ -397,6 +404,20 @@ func (c *Controller) memoizePods() []*model.WorkloadInstance {
 		results[i] = w
 	})
 	return slices.DeleteFunc(results, func(w *model.WorkloadInstance) bool { return w == nil })
+}
+
+// inMemoryOrder sorts objects by their address. The initial conversion
+// visits the informers' objects in this order rather than in a map's
+// (random) one: an informer's list is allocated in the order it came, so
+// an object and what it points to (a pod's labels) sit near the previous
+// one's, and the loop reads memory mostly forward instead of missing the
+// cache at every object. At the large preset that made the pods'
+// workloads a quarter faster. Go's collector does not move heap objects,
+// and any order would be correct.
+func inMemoryOrder[T any](objs []*T) {
+	slices.SortFunc(objs, func(a, b *T) int {
+		return cmp.Compare(uintptr(unsafe.Pointer(a)), uintptr(unsafe.Pointer(b)))
+	})
 }
 
 // parallel calls f(worker, i) for every i in [0, n) on up to workers

@@ -291,6 +291,14 @@ func (o *objects) recordDepSet(svc types.NamespacedName, s depSet) {
 // indexDeps adds the dependencies that recordDepSet recorded to the
 // reverse index. Every other use of the index calls it first.
 func (o *objects) indexDeps() {
+	if len(o.unindexed) == 0 {
+		return
+	}
+	if len(o.rdeps) == 0 {
+		// The initial conversion's dependencies are mostly pods and
+		// nodes: one growth, not twenty.
+		o.rdeps = make(map[nameDep]list[types.NamespacedName], len(o.pods)+len(o.nodes))
+	}
 	for _, svc := range o.unindexed {
 		s := o.deps[svc]
 		for _, d := range s.names {

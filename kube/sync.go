@@ -317,21 +317,16 @@ func (c *Controller) writeService(key types.NamespacedName, svc *model.Service, 
 // workloads are computed and memoized first, spread over
 // Options.InitialSyncWorkers goroutines (memoizePods); then those
 // goroutines compute the services' endpoints, reading the controller's
-// state only, while this one publishes the pods' workloads, then writes
-// the services as they come and computes what is left. The services'
-// dependencies are recorded, but the reverse index of them is left to
-// objects.indexDeps, which Run calls once the registry is marked synced:
-// it serves the changes to come, not the queries. It returns the number
-// of conversions. c.mu must be held.
+// state only, while this one sizes the store and publishes the pods'
+// workloads, then writes the services as they come and computes what is
+// left. The services' dependencies are recorded, but the reverse index
+// of them is left to objects.indexDeps, which Run calls once the
+// registry is marked synced: it serves the changes to come, not the
+// queries. It returns the number of conversions. c.mu must be held.
 func (c *Controller) primeLocked() int {
 	c.primed = true
 	c.dirty.reset()
 	workloads := c.memoizePods()
-	c.store.Reserve(len(c.objs.services), len(c.objs.pods))
-	if len(c.objs.rdeps) == 0 {
-		// Most dependencies are pods and nodes: one growth, not twenty.
-		c.objs.rdeps = make(map[nameDep]list[types.NamespacedName], len(c.objs.pods)+len(c.objs.nodes))
-	}
 	svcs := make([]*corev1.Service, 0, len(c.objs.services))
 	for _, svc := range c.objs.services {
 		svcs = append(svcs, svc)
@@ -346,9 +341,15 @@ func (c *Controller) primeLocked() int {
 			keys = append(keys, key) // slices without their service
 		}
 	}
-	// The store is empty: syncPod of every pod would publish exactly
-	// these, and withdraw nothing.
-	c.syncServices(keys, func() { c.store.UpsertWorkloads(workloads) })
+	c.syncServices(keys, func() {
+		// Sizing the store's maps for the state touches tens of
+		// megabytes: done here, the other goroutines are not kept
+		// waiting.
+		c.store.Reserve(len(c.objs.services), len(c.objs.pods))
+		// The store is empty: syncPod of every pod would publish
+		// exactly these, and withdraw nothing.
+		c.store.UpsertWorkloads(workloads)
+	})
 	return len(c.objs.pods) + len(keys)
 }
 

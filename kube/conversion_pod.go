@@ -28,8 +28,8 @@ type podEnv struct {
 	// network decides the network when the pod has no network label.
 	network networkEnv
 	// sharer, when set, shares the endpoint label maps of pods with
-	// equal labels and topology, and their identities.
-	sharer *endpointSharer
+	// equal labels and topology.
+	sharer *labelSharer
 }
 
 // podEndpoint returns the metadata an endpoint takes from its pod: labels
@@ -46,7 +46,7 @@ func podEndpoint(pod *podInfo, env podEnv) model.Endpoint {
 		Locality:          loc,
 		Network:           network,
 		Cluster:           env.cluster,
-		ServiceAccount:    env.sharer.identity(env.trustDomain, pod.namespace, pod.serviceAccount),
+		ServiceAccount:    model.SpiffeIdentity(env.trustDomain, pod.namespace, pod.serviceAccount),
 		TLSMode:           model.ParseTLSMode(pod.labels[labelTLSMode]),
 		NodeName:          pod.nodeName,
 		WorkloadKind:      model.KindPod,

@@ -74,22 +74,17 @@ func endpointLabels(base map[string]string, loc model.Locality, network model.Ne
 	return out
 }
 
-// endpointSharer hands out the parts of pod endpoints that pods have in
-// common, made once and shared: one endpoint label map per distinct set
-// of inputs to endpointLabels (the pod's labels, its locality and
-// network; the cluster is the controller's), and one identity string per
-// namespace and service account. Pods come in replica sets, whose pods
-// carry the same labels and run as the same account, so their workloads
-// share the map and the string. Neither is ever written once made (model
-// values are immutable), so sharing is safe. The initial conversion gives
-// each of its goroutines a sharer of its own (see memoizePods); a nil
-// sharer shares nothing.
-type endpointSharer struct {
+// labelSharer hands out one endpoint label map per distinct set of
+// inputs to endpointLabels (the pod's labels, its locality and network;
+// the cluster is the controller's), so that the workloads of pods with
+// equal labels on nodes of one topology share it: pods come in replica
+// sets, whose pods carry the same labels. A label map is never written
+// once made (model values are immutable), so sharing it is safe. The
+// initial conversion gives each of its goroutines a sharer of its own
+// (see memoizePods); a nil sharer shares nothing.
+type labelSharer struct {
 	seed   maphash.Seed
 	byHash map[uint64][]sharedLabels
-	// identities holds the identities handed out, by namespace and
-	// service account.
-	identities map[[2]string]string
 }
 
 // sharedLabels is one map handed out, with what it was made from.
@@ -100,31 +95,14 @@ type sharedLabels struct {
 	out     map[string]string
 }
 
-func newEndpointSharer() *endpointSharer {
-	return &endpointSharer{seed: maphash.MakeSeed(), byHash: map[uint64][]sharedLabels{}, identities: map[[2]string]string{}}
-}
-
-// identity returns model.SpiffeIdentity(trustDomain, namespace,
-// serviceAccount), the string handed out before for the same namespace
-// and account when there is one. trustDomain must be the same on every
-// call.
-func (s *endpointSharer) identity(trustDomain, namespace, serviceAccount string) string {
-	if s == nil || serviceAccount == "" {
-		return model.SpiffeIdentity(trustDomain, namespace, serviceAccount)
-	}
-	k := [2]string{namespace, serviceAccount}
-	id, ok := s.identities[k]
-	if !ok {
-		id = model.SpiffeIdentity(trustDomain, namespace, serviceAccount)
-		s.identities[k] = id
-	}
-	return id
+func newLabelSharer() *labelSharer {
+	return &labelSharer{seed: maphash.MakeSeed(), byHash: map[uint64][]sharedLabels{}}
 }
 
 // labels returns endpointLabels(base, loc, network, cluster), the map
 // handed out before for equal inputs when there is one. cluster must be
 // the same on every call.
-func (s *endpointSharer) labels(base map[string]string, loc model.Locality, network model.NetworkID, cluster model.ClusterID) map[string]string {
+func (s *labelSharer) labels(base map[string]string, loc model.Locality, network model.NetworkID, cluster model.ClusterID) map[string]string {
 	if s == nil {
 		return endpointLabels(base, loc, network, cluster)
 	}
@@ -140,7 +118,7 @@ func (s *endpointSharer) labels(base map[string]string, loc model.Locality, netw
 }
 
 // hash hashes endpointLabels's inputs, the labels in any order.
-func (s *endpointSharer) hash(base map[string]string, loc model.Locality, network model.NetworkID) uint64 {
+func (s *labelSharer) hash(base map[string]string, loc model.Locality, network model.NetworkID) uint64 {
 	var sum uint64
 	for k, v := range base {
 		// A sum is independent of the map's order; each entry mixes

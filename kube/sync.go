@@ -362,7 +362,7 @@ const minPerWorker = 64
 // computes none before the initial conversion. The workloads are computed
 // and memoized by up to Options.InitialSyncWorkers goroutines, this one
 // included, which read the controller's objects only (podInstance), each
-// with a endpointSharer of its own; each pod's memo is written by the
+// with a labelSharer of its own; each pod's memo is written by the
 // goroutine that computed it, and the shared port maps are taken under a
 // mutex of their own. c.mu must be held.
 func (c *Controller) memoizePods() []*model.WorkloadInstance {
@@ -375,9 +375,9 @@ func (c *Controller) memoizePods() []*model.WorkloadInstance {
 	inMemoryOrder(selected)
 	results := make([]*model.WorkloadInstance, len(selected))
 	workers := max(1, min(c.opts.InitialSyncWorkers, len(selected)/minPerWorker))
-	sharers := make([]*endpointSharer, workers)
+	sharers := make([]*labelSharer, workers)
 	for i := range sharers {
-		sharers[i] = newEndpointSharer()
+		sharers[i] = newLabelSharer()
 	}
 	// Each node's locality, read once: a node runs many pods.
 	type nodeEnv struct {

@@ -22,9 +22,11 @@
 // lists are converted once, after every informer has delivered its list
 // (no endpoint is computed twice while pods and slices arrive), with the
 // pods' workloads and the services' endpoints computed on
-// Options.InitialSyncWorkers goroutines.
-// HasSynced turns true once the initial lists are converted and delivered
-// to every handler.
+// Options.InitialSyncWorkers goroutines. The index of what each service
+// was computed from, which only the changes that follow need, is built
+// just after the registry is marked synced: changes wait for it, queries
+// do not. HasSynced turns true once the initial lists are converted and
+// delivered to every handler.
 //
 // Values handed out are never modified. An endpoint that did not change
 // when its service was recomputed keeps its identity: the registry hands

@@ -25,7 +25,9 @@ type podInfo struct {
 
 	// memo is the pod's workload (Controller.podWorkload), kept with the
 	// object it was computed from. It is guarded by the Controller's
-	// mutex; client-go reads only the object's metadata.
+	// mutex (the initial conversion's workers write it for the goroutine
+	// holding the mutex, one worker per pod); client-go reads only the
+	// object's metadata.
 	memo podMemo
 }
 

@@ -50,10 +50,10 @@ func (c *Controller) memoize(pod *podInfo, w *model.WorkloadInstance, err error)
 	return w, nil
 }
 
-// newMemo returns the memo of w, the workload of pod computed for the
-// pod's current node object and the current network (podInstance and
-// the shared port map). It only reads the controller's state. c.mu must
-// be held.
+// newMemo returns the memo of w, the pod's workload (podInstance's, with
+// the shared port map), for the pod's current node object and the
+// current network. It only reads the controller's state. c.mu must be
+// held.
 func (c *Controller) newMemo(pod *podInfo, w *model.WorkloadInstance) podMemo {
 	return podMemo{node: c.objs.nodes[pod.nodeName], network: c.net.cluster, w: w}
 }

@@ -46,16 +46,8 @@ func (c *Controller) memoize(pod *podInfo, w *model.WorkloadInstance, err error)
 		return nil, err
 	}
 	w.PortMap = c.portMaps.acquire(pod) // w is not shared yet
-	pod.memo = c.newMemo(pod, w)
+	pod.memo = podMemo{node: c.objs.nodes[pod.nodeName], network: c.net.cluster, w: w}
 	return w, nil
-}
-
-// newMemo returns the memo of w, the pod's workload (podInstance's, with
-// the shared port map), for the pod's current node object and the
-// current network. It only reads the controller's state. c.mu must be
-// held.
-func (c *Controller) newMemo(pod *podInfo, w *model.WorkloadInstance) podMemo {
-	return podMemo{node: c.objs.nodes[pod.nodeName], network: c.net.cluster, w: w}
 }
 
 // currentMemo returns the pod's memoized workload if it was computed for

@@ -268,15 +268,6 @@ func (o *objects) setDeps(svc types.NamespacedName, deps []dep) {
 	o.replaceDeps(svc, newDepSet(deps))
 }
 
-// setDepSet is setDeps with the dependencies already in a depSet.
-func (o *objects) setDepSet(svc types.NamespacedName, s depSet) {
-	o.indexDeps()
-	if old, ok := o.deps[svc]; ok && slices.Equal(old.names, s.names) && slices.Equal(old.ips, s.ips) {
-		return
-	}
-	o.replaceDeps(svc, s)
-}
-
 // recordDepSet records s as the dependencies of svc, which has none
 // recorded, and leaves them out of the reverse index until indexDeps: the
 // initial conversion records every service's and builds the index once

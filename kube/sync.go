@@ -391,7 +391,7 @@ func (c *Controller) memoizePods() []*model.WorkloadInstance {
 	var portsMu sync.Mutex
 	parallel(workers, len(selected), func(worker, i int) {
 		pod := selected[i]
-		node := nodes[pod.nodeName] // as podEnv and newMemo would find it
+		node := nodes[pod.nodeName] // as podEnv and memoize would find it
 		env := c.clusterEnv()
 		env.node, env.sharer = node.loc, sharers[worker]
 		w, err := podInstance(pod, env)

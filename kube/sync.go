@@ -118,7 +118,8 @@ func (c *Controller) patchService(key types.NamespacedName, pods []types.Namespa
 	if obj == nil || !c.namespaceSelected(key.Namespace) {
 		return // no endpoints published
 	}
-	skey := c.serviceKey(key)
+	svc, _ := c.convertService(key, obj)
+	skey := svc.Key()
 	p := endpointPatch{prev: c.Reader.Endpoints(skey, registry.EndpointQuery{})}
 	if c.objs.shapes[key]&offAddress != 0 {
 		for i, ep := range p.prev {
@@ -137,7 +138,6 @@ func (c *Controller) patchService(key types.NamespacedName, pods []types.Namespa
 			p.apply(i, c.podEndpoint(pod, true))
 		}
 	} else {
-		svc, _ := c.convertService(key, obj)
 		for _, pk := range pods {
 			pod := c.lookupPod(pk)
 			if pod == nil {

@@ -15,7 +15,7 @@ import (
 // TestReindexMatchesFreshIndex replaces a service's endpoints many times
 // with lists that reuse earlier endpoint values, hold new ones, and hold
 // endpoints that compare equal (same port and address, other fields
-// differing), and checks after each step that the IP index holds exactly
+// differing; some of them dual-stack), and checks after each step that the IP index holds exactly
 // what a store given only the current list holds: the incremental
 // re-indexing, which skips endpoints kept by pointer, loses and
 // duplicates nothing.
@@ -31,8 +31,12 @@ func TestReindexMatchesFreshIndex(t *testing.T) {
 	ips = append(ips, netip.MustParseAddr("fd00::1"))
 	var pool []*model.Endpoint
 	mk := func() *model.Endpoint {
+		addrs := []netip.Addr{ips[r.IntN(len(ips)-1)]}
+		if r.IntN(4) == 0 {
+			addrs = append(addrs, ips[len(ips)-1]) // dual-stack
+		}
 		ep := &model.Endpoint{
-			Addresses:       []netip.Addr{ips[r.IntN(len(ips))]},
+			Addresses:       addrs,
 			Port:            uint32(8080 + r.IntN(2)),
 			ServicePortName: []string{"http", "grpc"}[r.IntN(2)],
 			Cluster:         "c1",

@@ -254,7 +254,7 @@ func (s *Store) SetShardEndpoints(shard model.ShardKey, key model.ServiceKey, ep
 	} else {
 		set.byShard.Set(shard, eps)
 	}
-	svc := s.services[key]
+	svc := set.svc // s.services[key], kept in the set
 	if visible(svc, shard) {
 		s.reindex(set, prev, eps)
 		set.merged = s.merge(set, svc)
@@ -508,6 +508,14 @@ func (s *Store) reindex(set *endpointSet, prev, eps []*model.Endpoint) {
 			for j < len(eps) && model.CompareEndpoints(eps[j], eps[0]) == 0 {
 				j++
 			}
+			if i == 1 && j == 1 && slices.Equal(prev[0].Addresses, eps[0].Addresses) {
+				// One endpoint replaced by another at the same
+				// addresses (a health or metadata change): it takes
+				// the old one's place in each address's entry.
+				s.replaceIndexed(set, prev[0], eps[0])
+				prev, eps = prev[1:], eps[1:]
+				continue
+			}
 			for _, ep := range prev[:i] {
 				if !slices.Contains(eps[:j], ep) {
 					s.unindex([]*model.Endpoint{ep})
@@ -519,6 +527,20 @@ func (s *Store) reindex(set *endpointSet, prev, eps []*model.Endpoint) {
 				}
 			}
 			prev, eps = prev[i:], eps[j:]
+		}
+	}
+}
+
+// replaceIndexed puts ep in prev's place in the IP index, prev and ep
+// having the same addresses. An entry's array is the store's own (see
+// ipRef), so it is written in place.
+func (s *Store) replaceIndexed(set *endpointSet, prev, ep *model.Endpoint) {
+	for _, ip := range ep.Addresses {
+		refs := s.byIP.Get(ip)
+		if k := slices.IndexFunc(refs, func(r ipRef) bool { return r.ep == prev }); k >= 0 {
+			refs[k].ep = ep
+		} else {
+			s.byIP.Set(ip, append(refs, ipRef{set: set, ep: ep}))
 		}
 	}
 }

@@ -17,6 +17,7 @@ var (
 	churnProfile = flag.String("churn.profile", "", "BenchmarkChurnLarge: write a CPU profile of each sub-benchmark's loop (not its setup) to this file plus .floor, .kube or .aggregate")
 	churnNoGC    = flag.Bool("churn.nogc", false, "BenchmarkChurnLarge: turn the garbage collector off during the loop, so that whether a cycle falls in it does not decide the figure")
 	churnPreset  = flag.String("churn.preset", "large", "BenchmarkChurnLarge: the preset to churn instead of large")
+	churnStreamN = flag.Int("churn.stream", 2000, "BenchmarkChurnLarge: the number of distinct changes in the stream the loop repeats (the harness's 2,000); as many as -test.benchtime's count make every change's objects as cold as in the harness's single pass")
 	churnDeliver = flag.Bool("churn.deliver", false, "BenchmarkChurnLarge: deliver each change to the system's watches instead of writing it to the clientset (the harness's delivered stream), so that cpu-ns/op is the system's alone")
 )
 
@@ -32,7 +33,9 @@ var (
 // takes ~10 s per system at large. -churn.deliver delivers the changes
 // to the system's watches instead of writing them (see runDelivered):
 // cpu-ns/op is then the system's own cost of a change, and the "writes"
-// sub-benchmark is left out.
+// sub-benchmark is left out. The loop repeats a stream of 2,000 changes,
+// whose objects are in the processor's caches after the first pass:
+// -churn.stream sets its length.
 func BenchmarkChurnLarge(b *testing.B) {
 	c, ok := Presets[*churnPreset]
 	if !ok {
@@ -55,7 +58,10 @@ func benchChurn(b *testing.B, c Config, name string) {
 	sc := Generate(c)
 	client := fake.NewSimpleClientset(sc.KubeObjects()...)
 	tap := TapWatches(client)
-	stream := churnStream(sc, 2000)
+	if *churnStreamN < 1 {
+		b.Fatalf("-churn.stream: %d changes", *churnStreamN)
+	}
+	stream := churnStream(sc, *churnStreamN)
 	light := sc.light()
 	sc = nil // the tracker holds its own copies
 

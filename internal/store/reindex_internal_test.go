@@ -15,10 +15,11 @@ import (
 // TestReindexMatchesFreshIndex replaces a service's endpoints many times
 // with lists that reuse earlier endpoint values, hold new ones, and hold
 // endpoints that compare equal (same port and address, other fields
-// differing; some of them dual-stack), and checks after each step that the IP index holds exactly
-// what a store given only the current list holds: the incremental
-// re-indexing, which skips endpoints kept by pointer, loses and
-// duplicates nothing.
+// differing), some of them dual-stack, and checks after each step that
+// the IP index holds exactly what a store given only the current list
+// holds: the incremental re-indexing, which skips endpoints kept by
+// pointer and writes a replaced one in its predecessor's place, loses
+// and duplicates nothing.
 func TestReindexMatchesFreshIndex(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 9))
 	shard := model.ShardKey{Provider: model.Kubernetes, Cluster: "c1"}

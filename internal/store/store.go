@@ -532,8 +532,9 @@ func (s *Store) reindex(set *endpointSet, prev, eps []*model.Endpoint) {
 }
 
 // replaceIndexed puts ep in prev's place in the IP index, prev and ep
-// having the same addresses. An entry's array is the store's own (see
-// ipRef), so it is written in place.
+// having the same addresses. The index's entries are the store's own (a
+// query copies what it reads from one under the read lock; unindex, too,
+// edits them in place), so the entry is written in place.
 func (s *Store) replaceIndexed(set *endpointSet, prev, ep *model.Endpoint) {
 	for _, ip := range ep.Addresses {
 		refs := s.byIP.Get(ip)

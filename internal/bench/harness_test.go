@@ -23,6 +23,9 @@ func TestRunTiny(t *testing.T) {
 		if m.SyncSeconds <= 0 {
 			t.Errorf("%s: sync time %v", m.System, m.SyncSeconds)
 		}
+		if m.SyncCPUSeconds < m.SyncSystemCPUSeconds || m.SyncSystemCPUSeconds < 0 || m.SyncMinorFaults < 0 {
+			t.Errorf("%s: sync CPU %vs of which kernel %vs, %d minor faults", m.System, m.SyncCPUSeconds, m.SyncSystemCPUSeconds, m.SyncMinorFaults)
+		}
 		if m.Churn.Missed != 0 || m.Churn.Stray != 0 {
 			t.Errorf("%s: churn missed %d, stray %d", m.System, m.Churn.Missed, m.Churn.Stray)
 		}

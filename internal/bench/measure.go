@@ -28,11 +28,30 @@ func liveHeap() heapStats {
 // processes on the machine do not count, which makes it steadier than
 // wall time on a shared machine.
 func cpuTime() time.Duration {
+	u := processUsage()
+	return u.user + u.system
+}
+
+// usage is what the process has used so far: CPU time in user space and
+// in the kernel, and minor page faults (first touches of memory the
+// process had not used, which the kernel zeroes and maps).
+type usage struct {
+	user, system time.Duration
+	minorFaults  int64
+}
+
+// processUsage returns the process's usage so far; zero when the system
+// does not tell.
+func processUsage() usage {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return usage{}
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return usage{
+		user:        time.Duration(ru.Utime.Nano()),
+		system:      time.Duration(ru.Stime.Nano()),
+		minorFaults: int64(ru.Minflt),
+	}
 }
 
 // percentile returns the p-th percentile (0..1) of sorted ds by the

@@ -125,9 +125,18 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			}
 			p("\n")
 		}
+		// has reports whether any system has the figure: reports older
+		// than a figure lack it, and its row is left out.
+		has := func(get func(*SystemResult) int64) bool {
+			return slices.ContainsFunc(append([]*SystemResult{floor}, regs...), func(s *SystemResult) bool { return s != nil && get(s) != 0 })
+		}
 		n := float64(pr.Config.Endpoints())
 		row("initial sync (wall)", func(s *SystemResult) float64 { return s.SyncSeconds }, secs)
 		row("initial sync (CPU)", func(s *SystemResult) float64 { return s.SyncCPUSeconds }, secs)
+		if has(func(s *SystemResult) int64 { return s.SyncMinorFaults }) {
+			row("initial sync (kernel CPU)", func(s *SystemResult) float64 { return s.SyncSystemCPUSeconds }, secs)
+			row("initial sync (minor page faults)", func(s *SystemResult) float64 { return float64(s.SyncMinorFaults) }, num)
+		}
 		row("heap after GC (HeapAlloc)", func(s *SystemResult) float64 { return float64(s.HeapAlloc) }, mib)
 		row("heap after GC (HeapInuse)", func(s *SystemResult) float64 { return float64(s.HeapInuse) }, mib)
 		row("heap per endpoint", func(s *SystemResult) float64 { return float64(s.HeapAlloc) / n }, bytesUnit)
@@ -135,11 +144,6 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		row("churn write→event p99", func(s *SystemResult) float64 { return float64(s.Churn.P99) }, dur)
 		row("churn CPU per change (incl. write)", func(s *SystemResult) float64 { return float64(s.Churn.CPUPerChange) }, dur)
 		row("churn CPU per change (handler: less write)", func(s *SystemResult) float64 { return float64(s.Churn.HandlerCPUPerChange) }, dur)
-		// has reports whether any system has the figure: reports older
-		// than a figure lack it, and its row is left out.
-		has := func(get func(*SystemResult) int64) bool {
-			return slices.ContainsFunc(append([]*SystemResult{floor}, regs...), func(s *SystemResult) bool { return s != nil && get(s) != 0 })
-		}
 		if has(func(s *SystemResult) int64 { return s.Churn.SteadyCPUPerChange }) {
 			row("churn CPU per change, median of 8 parts (incl. write)", func(s *SystemResult) float64 { return float64(s.Churn.SteadyCPUPerChange) }, dur)
 			row("churn CPU per change, median of 8 parts (handler)", func(s *SystemResult) float64 { return float64(s.Churn.HandlerSteadyCPUPerChange) }, dur)

@@ -15,8 +15,8 @@ func sampleReport() *bench.Report {
 		return &bench.PresetResult{
 			Config: cfg, Runs: []bench.RunResult{{}},
 			Medians: []bench.SystemResult{
-				{System: bench.Floor, SyncSeconds: sync, HeapAlloc: heap, Churn: bench.ChurnResult{HandlerCPUPerChange: 100, DeliveredSteadyCPUPerChange: 10_000}},
-				{System: bench.Kube, SyncSeconds: 2 * sync, HeapAlloc: heap / 2, Churn: bench.ChurnResult{HandlerCPUPerChange: 300, DeliveredSteadyCPUPerChange: 25_000},
+				{System: bench.Floor, SyncSeconds: sync, SyncSystemCPUSeconds: sync / 4, SyncMinorFaults: 1000, HeapAlloc: heap, Churn: bench.ChurnResult{HandlerCPUPerChange: 100, DeliveredSteadyCPUPerChange: 10_000}},
+				{System: bench.Kube, SyncSeconds: 2 * sync, SyncSystemCPUSeconds: sync / 2, SyncMinorFaults: 1250, HeapAlloc: heap / 2, Churn: bench.ChurnResult{HandlerCPUPerChange: 300, DeliveredSteadyCPUPerChange: 25_000},
 					Queries: []bench.QueryResult{{Name: bench.QGetService, NsPerOp: 42, Result: 1}}},
 			},
 		}
@@ -32,6 +32,8 @@ func TestMarkdownRatios(t *testing.T) {
 	out := buf.String()
 	for _, want := range []string{
 		"| initial sync (wall) | 2.000 s | 4.000 s | 2.00× |",
+		"| initial sync (kernel CPU) | 0.500 s | 1.000 s | 2.00× |",
+		"| initial sync (minor page faults) | 1000 | 1250 | 1.25× |",
 		"| heap after GC (HeapAlloc) | 4.0 MiB | 2.0 MiB | 0.50× |",
 		"| churn CPU per change (handler: less write) | 0.1 µs | 0.3 µs | 3.00× |",
 		"| churn delivered to the watches, no write: CPU per change, median of 8 parts | 10.0 µs | 25.0 µs | 2.50× |",
@@ -41,6 +43,31 @@ func TestMarkdownRatios(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestMarkdownOmitsAbsentFigures: a report from before a figure was
+// measured renders without its rows rather than with zeros.
+func TestMarkdownOmitsAbsentFigures(t *testing.T) {
+	r := sampleReport()
+	for _, pr := range r.Presets {
+		for i := range pr.Medians {
+			pr.Medians[i].SyncSystemCPUSeconds, pr.Medians[i].SyncMinorFaults = 0, 0
+			pr.Medians[i].Churn.DeliveredSteadyCPUPerChange = 0
+		}
+	}
+	var buf bytes.Buffer
+	if err := r.WriteMarkdown(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, absent := range []string{"initial sync (kernel CPU)", "initial sync (minor page faults)", "churn delivered to the watches"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("markdown has a row %q for a figure no system has:\n%s", absent, out)
+		}
+	}
+	if !strings.Contains(out, "| initial sync (wall) |") {
+		t.Errorf("markdown lacks the sync row:\n%s", out)
 	}
 }
 

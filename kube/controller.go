@@ -122,11 +122,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	wait := runInformers(ctx, c.informers)
 	defer func() { cancel(); wait() }()
-	synced := make([]cache.InformerSynced, len(c.informers))
-	for i, in := range c.informers {
-		synced[i] = in.ctrl.HasSynced
-	}
-	if !waitSynced(ctx, synced) {
+	if !c.waitSynced(ctx) {
 		return nil // ctx ended first
 	}
 	c.mu.Lock()
@@ -206,14 +202,29 @@ func handle[T interface {
 // would add up to a tenth of a second to every start.
 const syncPoll = 5 * time.Millisecond
 
-// waitSynced waits until every informer registration has synced, or ctx
-// ends (false).
-func waitSynced(ctx context.Context, synced []cache.InformerSynced) bool {
+// waitSynced waits until every informer has delivered its list, or ctx
+// ends (false). When the services' and the slices' lists are in while
+// another is not (in a large cluster the pods' list, which takes the
+// longest), it does once what of the initial conversion needs neither
+// pods nor nodes (prepareLocked), beside the lists still coming rather
+// than after them.
+func (c *Controller) waitSynced(ctx context.Context) bool {
+	synced := func(name string) bool {
+		i := slices.IndexFunc(c.informers, func(in informer) bool { return in.name == name })
+		return i >= 0 && c.informers[i].ctrl.HasSynced()
+	}
+	prepared := false
 	t := time.NewTicker(syncPoll)
 	defer t.Stop()
 	for {
-		if !slices.ContainsFunc(synced, func(f cache.InformerSynced) bool { return !f() }) {
+		if !slices.ContainsFunc(c.informers, func(in informer) bool { return !in.ctrl.HasSynced() }) {
 			return true
+		}
+		if !prepared && synced("services") && synced("endpointslices") {
+			prepared = true
+			c.mu.Lock()
+			c.prepareLocked()
+			c.mu.Unlock()
 		}
 		select {
 		case <-ctx.Done():

@@ -22,7 +22,9 @@
 // lists are converted once, after every informer has delivered its list
 // (no endpoint is computed twice while pods and slices arrive), with the
 // pods' workloads and the services' endpoints computed on
-// Options.InitialSyncWorkers goroutines. The index of what each service
+// Options.InitialSyncWorkers goroutines; what needs no pod (converting
+// the services, sizing the store) is done while the pods' list, the
+// longest in a large cluster, is still coming. The index of what each service
 // was computed from, which only the changes that follow need, is built
 // just after the registry is marked synced: changes wait for it, queries
 // do not. HasSynced turns true once the initial lists are converted and

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -12,6 +14,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 )
 
 // primeCluster returns the objects of a cluster large enough for the
@@ -130,4 +133,150 @@ func TestPrimeWorkers(t *testing.T) {
 		create(o)(t, f)
 	}
 	waitDump(t, c, serial, "the registry built object by object (want: the primed one)")
+}
+
+// TestPrepareBeforePods checks the work the controller does while the
+// pods' list is still coming (prepareLocked): the registry it then primes
+// is the one a controller primes without it, when services change,
+// appear and go in between, on one goroutine and on several.
+func TestPrepareBeforePods(t *testing.T) {
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"mesh": "on"}}
+	var early, pods []runtime.Object
+	for _, o := range primeCluster() {
+		if _, ok := o.(*corev1.Pod); ok {
+			pods = append(pods, o)
+		} else {
+			early = append(early, o)
+		}
+	}
+	// The changes that arrive after the preparation: a new port and VIP
+	// for some services, one service gone, one new.
+	var changed, gone []*corev1.Service
+	for _, o := range early {
+		svc, ok := o.(*corev1.Service)
+		if !ok {
+			continue
+		}
+		switch {
+		case len(gone) == 0 && svc.Namespace == "a":
+			gone = append(gone, svc)
+		case len(changed) < 20 && svc.Namespace != "off":
+			c := svc.DeepCopy()
+			c.Spec.Ports = []corev1.ServicePort{svcPort("grpc", 9090)}
+			c.Spec.ClusterIP = fmt.Sprintf("10.97.0.%d", len(changed)+1)
+			changed = append(changed, c)
+		}
+	}
+	added := svcObj("b", "svc-new", "10.98.0.1", map[string]string{"app": "svc-001"}, svcPort("http", 80))
+
+	for _, workers := range []int{1, 4} {
+		t.Run(fmt.Sprint(workers, " workers"), func(t *testing.T) {
+			opts := Options{NamespaceSelector: sel, InitialSyncWorkers: workers}
+			prime := func(c *Controller) string {
+				_, finish := Prime(c)
+				defer finish()
+				return dump(t, c)
+			}
+
+			// Without the preparation, over the final objects.
+			final := slices.Clone(early)
+			final = slices.DeleteFunc(final, func(o runtime.Object) bool {
+				svc, ok := o.(*corev1.Service)
+				return ok && svc == gone[0]
+			})
+			for _, c := range changed {
+				final = append(final, c) // replaces the first: same name
+			}
+			final = append(final, added)
+			final = append(final, pods...)
+			fresh, err := New(newFakeCluster(), opts)
+			mustNot(t, err)
+			mustNot(t, LoadUnstarted(fresh, final))
+			want := prime(fresh)
+
+			c, err := New(newFakeCluster(), opts)
+			mustNot(t, err)
+			mustNot(t, LoadUnstarted(c, early))
+			c.mu.Lock()
+			c.prepareLocked()
+			memos := len(c.svcMemo)
+			c.mu.Unlock()
+			if services, _ := c.Reader.SizeHint(); services == 0 || memos != services {
+				t.Fatalf("after the preparation: store sized for %d services, %d memos; want both the %d services", services, memos, len(c.objs.services))
+			}
+			h := handle(c, c.onService)
+			for _, svc := range changed {
+				s, err := stripService(svc)
+				mustNot(t, err)
+				h.OnUpdate(nil, s)
+			}
+			s, err := stripService(added)
+			mustNot(t, err)
+			h.OnAdd(s, true)
+			s, err = stripService(gone[0])
+			mustNot(t, err)
+			h.OnDelete(s)
+			mustNot(t, LoadUnstarted(c, pods))
+			if got := prime(c); got != want {
+				t.Errorf("registry primed after the preparation differs from one primed without it (-without +with):\n%s", cmp.Diff(want, got))
+			}
+		})
+	}
+}
+
+// stubSync is an informer controller that has synced when told.
+type stubSync struct {
+	cache.Controller
+	synced atomic.Bool
+}
+
+func (s *stubSync) HasSynced() bool { return s.synced.Load() }
+
+// TestWaitSyncedPrepares: waiting for the lists, the controller prepares
+// once the services' and the slices' are in and the pods' is not, and
+// returns when every list is in.
+func TestWaitSyncedPrepares(t *testing.T) {
+	var early, pods []runtime.Object
+	for _, o := range primeCluster() {
+		if _, ok := o.(*corev1.Pod); ok {
+			pods = append(pods, o)
+		} else {
+			early = append(early, o)
+		}
+	}
+	c, err := New(newFakeCluster(), Options{})
+	mustNot(t, err)
+	stubs := map[string]*stubSync{}
+	for i := range c.informers {
+		s := &stubSync{}
+		stubs[c.informers[i].name] = s
+		c.informers[i].ctrl = s
+	}
+	mustNot(t, LoadUnstarted(c, early))
+	done := make(chan bool, 1)
+	go func() { done <- c.waitSynced(context.Background()) }()
+	prepared := func() bool {
+		services, _ := c.Reader.SizeHint()
+		return services > 0
+	}
+
+	stubs["services"].synced.Store(true)
+	stubs["nodes"].synced.Store(true)
+	time.Sleep(5 * syncPoll) // polls with the slices' list not in
+	if prepared() {
+		t.Fatal("prepared before the slices' list was in")
+	}
+	stubs["endpointslices"].synced.Store(true)
+	waitFor(t, "the preparation, the pods' list not in", prepared)
+	select {
+	case <-done:
+		t.Fatal("waitSynced returned before every list was in")
+	default:
+	}
+	mustNot(t, LoadUnstarted(c, pods))
+	stubs["pods"].synced.Store(true)
+	stubs["namespaces"].synced.Store(true)
+	if !<-done {
+		t.Error("waitSynced = false with every list in")
+	}
 }

@@ -353,6 +353,33 @@ func (c *Controller) primeLocked() int {
 	return len(c.objs.pods) + len(keys)
 }
 
+// prepareLocked does the part of the initial conversion that needs
+// only the services and their slices, while other lists are still
+// coming: it sizes the store for the services and the slices'
+// endpoints (about one workload each), and converts every service,
+// memoized (see convertService). The initial conversion then finds the
+// store sized (Reserve keeps the first estimate) and reuses each
+// conversion whose Service object is still the one converted; one that
+// changed in between is converted again. Services of namespaces the
+// selector leaves out are converted too, the namespaces' list being
+// possibly not in yet: the initial conversion drops their memos. In a
+// large cluster this moves a tenth of the initial conversion's memory
+// (the services' 16 MB and the store's 22 MB of 191 at 10,000 services
+// and 100,000 endpoints) off the time after the last list. c.mu must be
+// held.
+func (c *Controller) prepareLocked() {
+	endpoints := 0
+	for _, byName := range c.objs.slices {
+		for _, s := range byName {
+			endpoints += len(s.endpoints)
+		}
+	}
+	c.store.Reserve(len(c.objs.services), endpoints)
+	for key, obj := range c.objs.services {
+		c.convertService(key, obj)
+	}
+}
+
 // minPerWorker is the fewest services, or pods, worth a goroutine of
 // their own in the initial conversion.
 const minPerWorker = 64
@@ -477,7 +504,11 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 		// Room for every result: the workers never wait for this
 		// goroutine, which is busy with meanwhile first.
 		results = make(chan result, len(keys))
+		// The memos prepareLocked left, read by the workers while this
+		// goroutine writes the results' memos into a new map.
+		prepared = c.svcMemo
 	)
+	c.svcMemo = make(map[types.NamespacedName]svcMemoEntry, len(c.objs.services))
 	// take returns the index of the next key to compute, false when every
 	// key is taken.
 	take := func() (int, bool) {
@@ -488,7 +519,11 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 		r := result{key: keys[i], obj: c.objs.services[keys[i]]}
 		if r.obj != nil && c.namespaceSelected(r.key.Namespace) {
 			var deps []dep
-			r.svc, r.svcDiag = convertService(r.obj, cfg)
+			if e, ok := prepared[r.key]; ok && e.obj == r.obj {
+				r.svc, r.svcDiag = e.svc, e.diags
+			} else {
+				r.svc, r.svcDiag = convertService(r.obj, cfg)
+			}
 			r.eps, r.epDiag, deps = c.serviceEndpoints(r.key, r.svc, scratch, true)
 			r.deps, r.shape, r.done = newDepSet(deps), scratch.shape, true
 		}

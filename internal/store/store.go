@@ -96,11 +96,12 @@ func New(shard model.ShardKey) *Store {
 // Reserve makes an empty store ready for about the given numbers of
 // services and of workloads (and of addresses: one per workload), so
 // that a registry's initial state does not grow its maps step by step.
-// It does nothing to a store that holds anything.
+// It does nothing to a store that holds anything or was sized before:
+// the first estimate stands, and the maps grow past it as needed.
 func (s *Store) Reserve(services, workloads int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.services) > 0 || len(s.endpoints) > 0 || len(s.workloads) > 0 {
+	if len(s.services) > 0 || len(s.endpoints) > 0 || len(s.workloads) > 0 || s.hint.Load() != nil {
 		return
 	}
 	s.services = make(map[model.ServiceKey]*model.Service, services)

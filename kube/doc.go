@@ -6,29 +6,28 @@
 // Create a Controller with New over any kubernetes.Interface and run it
 // with Run. Its informers are its own (client-go's plain informers: the
 // handler runs on the goroutine that pops the queue, with no shared
-// informer's fan-out in between) and keep only the fields the registry reads
-// (transform functions; Pods and EndpointSlices are cached in lean types
-// of the package's own, a few hundred bytes instead of kilobytes), and
-// every change converts only what it affects:
-// a slice change recomputes its service's endpoints, a pod change the
-// pod's workload and the services whose endpoints name the pod or its IPs,
-// a node change the endpoints and workloads of its pods. Two common
-// changes patch instead of recomputing: a pod that keeps its node, IPs
-// and liveness (new labels, say) rewrites only the endpoints it backs,
-// found by a search for its IPs, not a walk over the service's, and a change of
-// conditions alone in a slice rewrites only the health of those
-// endpoints, unless merging the service's slices joined addresses (a
-// dual-stack pod, an address listed twice). The initial
-// lists are converted once, after every informer has delivered its list
-// (no endpoint is computed twice while pods and slices arrive), with the
-// pods' workloads and the services' endpoints computed on
-// Options.InitialSyncWorkers goroutines; what needs no pod (converting
+// informer's fan-out in between) and keep only the fields the registry
+// reads (transform functions; Pods and EndpointSlices are cached in lean
+// types of the package's own, a few hundred bytes instead of kilobytes),
+// and every change converts only what it affects: a slice change
+// recomputes its service's endpoints, a pod change the pod's workload and
+// the services whose endpoints name the pod or its IPs, a node change the
+// endpoints and workloads of its pods. Two common changes patch instead of
+// recomputing: a pod that keeps its node, IPs and liveness (new labels,
+// say) rewrites only the endpoints it backs, found by a search for its
+// IPs, not a walk over the service's, and a change of conditions alone in
+// a slice rewrites only the health of those endpoints, unless merging the
+// service's slices joined addresses (a dual-stack pod, an address listed
+// twice). The initial lists are converted once, after every informer has
+// delivered its list (no endpoint is computed twice while pods and slices
+// arrive), with the pods' workloads and the services' endpoints computed
+// on Options.InitialSyncWorkers goroutines; what needs no pod (converting
 // the services, sizing the store) is done while the pods' list, the
-// longest in a large cluster, is still coming. The index of what each service
-// was computed from, which only the changes that follow need, is built
-// just after the registry is marked synced: changes wait for it, queries
-// do not. HasSynced turns true once the initial lists are converted and
-// delivered to every handler.
+// longest in a large cluster, is still coming. The index of what each
+// service was computed from, which only the changes that follow need, is
+// built just after the registry is marked synced: changes wait for it,
+// queries do not. HasSynced turns true once the initial lists are
+// converted and delivered to every handler.
 //
 // Values handed out are never modified. An endpoint that did not change
 // when its service was recomputed keeps its identity: the registry hands

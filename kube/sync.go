@@ -363,7 +363,7 @@ func (c *Controller) primeLocked() int {
 // changed in between is converted again. Services of namespaces the
 // selector leaves out are converted too, the namespaces' list being
 // possibly not in yet: the initial conversion drops their memos. In a
-// large cluster this moves a tenth of the initial conversion's memory
+// large cluster this moves a fifth of the initial conversion's memory
 // (the services' 16 MB and the store's 22 MB of 191 at 10,000 services
 // and 100,000 endpoints) off the time after the last list. c.mu must be
 // held.

@@ -135,13 +135,9 @@ func TestPrimeWorkers(t *testing.T) {
 	waitDump(t, c, serial, "the registry built object by object (want: the primed one)")
 }
 
-// TestPrepareBeforePods checks the work the controller does while the
-// pods' list is still coming (prepareLocked): the registry it then primes
-// is the one a controller primes without it, when services change,
-// appear and go in between, on one goroutine and on several.
-func TestPrepareBeforePods(t *testing.T) {
-	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"mesh": "on"}}
-	var early, pods []runtime.Object
+// primeClusterSplit returns primeCluster's objects in two parts: the
+// pods, and what comes before them in a large cluster.
+func primeClusterSplit() (early, pods []runtime.Object) {
 	for _, o := range primeCluster() {
 		if _, ok := o.(*corev1.Pod); ok {
 			pods = append(pods, o)
@@ -149,6 +145,16 @@ func TestPrepareBeforePods(t *testing.T) {
 			early = append(early, o)
 		}
 	}
+	return early, pods
+}
+
+// TestPrepareBeforePods checks the work the controller does while the
+// pods' list is still coming (prepareLocked): the registry it then primes
+// is the one a controller primes without it, when services change,
+// appear and go in between, on one goroutine and on several.
+func TestPrepareBeforePods(t *testing.T) {
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"mesh": "on"}}
+	early, pods := primeClusterSplit()
 	// The changes that arrive after the preparation: a new port and VIP
 	// for some services, one service gone, one new.
 	var changed, gone []*corev1.Service
@@ -236,14 +242,7 @@ func (s *stubSync) HasSynced() bool { return s.synced.Load() }
 // once the services' and the slices' are in and the pods' is not, and
 // returns when every list is in.
 func TestWaitSyncedPrepares(t *testing.T) {
-	var early, pods []runtime.Object
-	for _, o := range primeCluster() {
-		if _, ok := o.(*corev1.Pod); ok {
-			pods = append(pods, o)
-		} else {
-			early = append(early, o)
-		}
-	}
+	early, pods := primeClusterSplit()
 	c, err := New(newFakeCluster(), Options{})
 	mustNot(t, err)
 	stubs := map[string]*stubSync{}

@@ -48,10 +48,10 @@ type sizeHinter interface {
 }
 
 // reserveFor sizes m's store for r's state, when r says how large it is
-// and the store is still empty (Store.Reserve does nothing otherwise): a
-// registry delivers its whole initial state at once, and a store grown
-// one workload at a time moves each entry again at every growth. The
-// caller holds m.mu.
+// and the store is still empty and unsized (Store.Reserve does nothing
+// otherwise): a registry delivers its whole initial state at once, and a
+// store grown one workload at a time moves each entry again at every
+// growth. The caller holds m.mu.
 func (m *merger) reserveFor(r registry.Registry) {
 	if h, ok := r.(sizeHinter); ok {
 		if services, workloads := h.SizeHint(); services+workloads > 0 {

@@ -519,7 +519,7 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 		r := result{key: keys[i], obj: c.objs.services[keys[i]]}
 		if r.obj != nil && c.namespaceSelected(r.key.Namespace) {
 			var deps []dep
-			if e, ok := prepared[r.key]; ok && e.obj == r.obj {
+			if e, ok := memoOf(prepared, r.key, r.obj); ok {
 				r.svc, r.svcDiag = e.svc, e.diags
 			} else {
 				r.svc, r.svcDiag = convertService(r.obj, cfg)
@@ -573,7 +573,7 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 // is fixed), so an entry is reused for the same object; it goes with the
 // service. c.mu must be held.
 func (c *Controller) convertService(key types.NamespacedName, obj *corev1.Service) (*model.Service, []model.Diagnostic) {
-	if e, ok := c.svcMemo[key]; ok && e.obj == obj {
+	if e, ok := memoOf(c.svcMemo, key, obj); ok {
 		return e.svc, e.diags
 	}
 	svc, diags := convertService(obj, c.serviceConfig())
@@ -592,6 +592,12 @@ type svcMemoEntry struct {
 	obj   *corev1.Service
 	svc   *model.Service
 	diags []model.Diagnostic
+}
+
+// memoOf returns the memo of key in m when it was made from obj.
+func memoOf(m map[types.NamespacedName]svcMemoEntry, key types.NamespacedName, obj *corev1.Service) (svcMemoEntry, bool) {
+	e, ok := m[key]
+	return e, ok && e.obj == obj
 }
 
 // orphanSliceDiagnostics reports the slices of a service that does not

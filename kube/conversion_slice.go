@@ -27,8 +27,8 @@ type sliceEndpoint struct {
 	nodeName string
 	// conditions are the slice endpoint's conditions.
 	conditions conditions
-	// ports maps the slice's port names to numbers.
-	ports map[string]uint32
+	// ports are the slice's port numbers by name.
+	ports portNumbers
 	// slice names the slice the primary address comes from.
 	slice string
 }
@@ -279,7 +279,7 @@ func publishNotReadyHealth(conditions) model.HealthStatus {
 func appendSliceEndpoints(eps []*model.Endpoint, svc *model.Service, se *sliceEndpoint, meta *model.Endpoint, health model.HealthStatus, r *endpointReuser) []*model.Endpoint {
 	var addrs []netip.Addr // se.addresses in an array of their own, once needed
 	for k, p := range svc.Ports {
-		num, ok := se.ports[p.Name]
+		num, ok := se.ports.get(p.Name)
 		if !ok {
 			continue
 		}

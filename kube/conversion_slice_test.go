@@ -143,10 +143,10 @@ func TestMergeSlices(t *testing.T) {
 				}()) || got2[i].slice != g.slice {
 					t.Errorf("order changed endpoint %d", i)
 				}
-				if w.pod != "" && g.ports["http"] != 8080 {
+				if num, _ := g.ports.get("http"); w.pod != "" && num != 8080 {
 					t.Errorf("ports = %v", g.ports)
 				}
-				if _, ok := g.ports["nil"]; ok {
+				if _, ok := g.ports.get("nil"); ok {
 					t.Errorf("port without number kept")
 				}
 			}
@@ -164,7 +164,7 @@ func TestMergeSlices(t *testing.T) {
 
 func TestSliceEndpoints(t *testing.T) {
 	svc := &model.Service{Ports: []model.Port{{Name: "http", Port: 80}, {Name: "grpc", Port: 90}}}
-	se := &sliceEndpoint{addresses: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, ports: map[string]uint32{"http": 8080, "other": 1}}
+	se := &sliceEndpoint{addresses: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, ports: portNumbers{{name: "http", num: 8080}, {name: "other", num: 1}}}
 	meta := &model.Endpoint{Cluster: "c1", Labels: map[string]string{"a": "b"}}
 	got := appendSliceEndpoints(nil, svc, se, meta, model.Draining, nil)
 	if len(got) != 1 || got[0].Port != 8080 || got[0].ServicePortName != "http" || got[0].Health != model.Draining || got[0].Cluster != "c1" {

@@ -140,7 +140,7 @@ func (c *Controller) onSlice(key types.NamespacedName, s *sliceInfo) {
 func conditionsOnly(old, cur *sliceInfo) bool {
 	if old == nil || cur == nil || old.service != cur.service || old.addressType != cur.addressType ||
 		!old.created.Equal(&cur.created) || len(old.endpoints) != len(cur.endpoints) ||
-		!maps.Equal(old.ports, cur.ports) || !slices.Equal(old.badPorts, cur.badPorts) || !slices.Equal(old.badAddrs, cur.badAddrs) {
+		!slices.Equal(old.ports, cur.ports) || !slices.Equal(old.badPorts, cur.badPorts) || !slices.Equal(old.badAddrs, cur.badAddrs) {
 		return false
 	}
 	switch cur.addressType {

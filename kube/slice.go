@@ -1,7 +1,9 @@
 package kube
 
 import (
+	"cmp"
 	"net/netip"
+	"slices"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,10 +23,10 @@ type sliceInfo struct {
 	service     string
 	addressType discoveryv1.AddressType
 	endpoints   []sliceEndpointInfo
-	// ports maps the slice's port names to numbers (see slicePorts);
+	// ports are the slice's port numbers by name (see slicePorts);
 	// badPorts are the ports numbered out of range, reported by
 	// mergeSlices.
-	ports    map[string]uint32
+	ports    portNumbers
 	badPorts []badPort
 	// badAddrs are the malformed addresses of the slice's endpoints, in
 	// order, reported and skipped by mergeSlices.
@@ -61,9 +63,6 @@ func newSliceInfo(s *discoveryv1.EndpointSlice) *sliceInfo {
 		service:     s.Labels[discoveryv1.LabelServiceName],
 		addressType: s.AddressType,
 		ports:       slicePorts(s.Ports),
-	}
-	if out.service != "" {
-		out.labels = map[string]string{discoveryv1.LabelServiceName: out.service}
 	}
 	for _, p := range s.Ports {
 		if p.Port != nil && (*p.Port < 1 || *p.Port > 65535) {
@@ -107,21 +106,44 @@ func newSliceInfo(s *discoveryv1.EndpointSlice) *sliceInfo {
 	return out
 }
 
-// slicePorts maps a slice's port names to numbers. Ports without a number
-// (meaning "all ports") or out of range are skipped; for a repeated name
-// the first port wins.
-func slicePorts(ports []discoveryv1.EndpointPort) map[string]uint32 {
-	out := make(map[string]uint32, len(ports))
+// portNumbers are a slice's port numbers by name, sorted by name, one
+// per name. A slice names a handful of ports, so a sorted list is smaller
+// and quicker to build and to read than a map.
+type portNumbers []portNumber
+
+type portNumber struct {
+	name string
+	num  uint32
+}
+
+// get returns the number of the port named name.
+func (ps portNumbers) get(name string) (uint32, bool) {
+	i, ok := slices.BinarySearchFunc(ps, name, func(p portNumber, name string) int { return cmp.Compare(p.name, name) })
+	if !ok {
+		return 0, false
+	}
+	return ps[i].num, true
+}
+
+// slicePorts returns a slice's port numbers by name. Ports without a
+// number (meaning "all ports") or out of range are skipped; for a
+// repeated name the first port wins.
+func slicePorts(ports []discoveryv1.EndpointPort) portNumbers {
+	out := make(portNumbers, 0, len(ports))
 	for _, p := range ports {
 		if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {
 			continue
 		}
-		name := ptrOr(p.Name)
-		if _, dup := out[name]; !dup {
-			out[name] = uint32(*p.Port)
-		}
+		out = append(out, portNumber{name: ptrOr(p.Name), num: uint32(*p.Port)})
 	}
-	return out
+	if len(out) < 2 {
+		return out
+	}
+	// A stable sort keeps the ports of one name in the slice's order, and
+	// compacting keeps the first of each.
+	byName := func(a, b portNumber) int { return cmp.Compare(a.name, b.name) }
+	slices.SortStableFunc(out, byName)
+	return slices.CompactFunc(out, func(a, b portNumber) bool { return a.name == b.name })
 }
 
 func ptrOr(s *string) string {

@@ -76,7 +76,7 @@ func (c *Controller) patchConditions(key types.NamespacedName, ch conditionChang
 		}
 		h := health(n.conditions)
 		for _, p := range svc.Ports {
-			num, ok := ch.cur.ports[p.Name]
+			num, ok := ch.cur.ports.get(p.Name)
 			if !ok {
 				continue
 			}

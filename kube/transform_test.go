@@ -79,18 +79,18 @@ func TestTransformsKeepWhatConversionReads(t *testing.T) {
 	ss, _ := stripSlice(sl)
 	si := ss.(*sliceInfo)
 	wantSlice := &sliceInfo{
-		objectMeta:  objectMeta{namespace: "ns", name: "s1", labels: map[string]string{discoveryv1.LabelServiceName: "s"}},
+		objectMeta:  objectMeta{namespace: "ns", name: "s1"},
 		service:     "s",
 		addressType: discoveryv1.AddressTypeIPv4,
 		endpoints: []sliceEndpointInfo{
 			{addrs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, pod: types.NamespacedName{Namespace: "ns", Name: "p"}, conditions: conditions{ready: isTrue}},
 			{addrs: []netip.Addr{netip.MustParseAddr("10.0.0.2")}, pod: types.NamespacedName{Namespace: "other", Name: "q"}, nodeName: "n2"},
 		},
-		ports:    map[string]uint32{"http": 80},
+		ports:    portNumbers{{name: "http", num: 80}},
 		badPorts: []badPort{{name: "big", port: 70000}},
 		badAddrs: []string{"bogus"},
 	}
-	if diff := cmp.Diff(wantSlice, si, cmp.AllowUnexported(sliceInfo{}, objectMeta{}, sliceEndpointInfo{}, conditions{}, badPort{}),
+	if diff := cmp.Diff(wantSlice, si, cmp.AllowUnexported(sliceInfo{}, objectMeta{}, sliceEndpointInfo{}, conditions{}, badPort{}, portNumber{}),
 		cmp.Comparer(func(a, b netip.Addr) bool { return a == b }), cmp.Comparer(func(a, b metav1.Time) bool { return a.Equal(&b) })); diff != "" {
 		t.Errorf("stripSlice (-want +got):\n%s", diff)
 	}
@@ -134,5 +134,42 @@ func TestUnwrapTombstone(t *testing.T) {
 	}
 	if _, ok := unwrap[*corev1.Service](pod); ok {
 		t.Error("wrong type unwrapped")
+	}
+}
+
+func TestSlicePorts(t *testing.T) {
+	port := func(name string, num int32) discoveryv1.EndpointPort {
+		return discoveryv1.EndpointPort{Name: ptr(name), Port: ptr(num)}
+	}
+	tests := []struct {
+		name  string
+		ports []discoveryv1.EndpointPort
+		want  portNumbers
+	}{
+		{"none", nil, portNumbers{}},
+		{"one", []discoveryv1.EndpointPort{port("http", 80)}, portNumbers{{"http", 80}}},
+		{"sorted by name", []discoveryv1.EndpointPort{port("tcp", 5), port("grpc", 9090), port("http", 80)},
+			portNumbers{{"grpc", 9090}, {"http", 80}, {"tcp", 5}}},
+		{"first of a repeated name wins", []discoveryv1.EndpointPort{port("http", 80), port("a", 1), port("http", 81), port("http", 82)},
+			portNumbers{{"a", 1}, {"http", 80}}},
+		{"unnamed", []discoveryv1.EndpointPort{{Port: ptr(int32(53))}, port("dns", 54)}, portNumbers{{"", 53}, {"dns", 54}}},
+		{"no number or out of range skipped", []discoveryv1.EndpointPort{{Name: ptr("all")}, port("big", 70000), port("zero", 0), port("http", 65535)},
+			portNumbers{{"http", 65535}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := slicePorts(tt.ports)
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(portNumber{})); diff != "" {
+				t.Fatalf("slicePorts (-want +got):\n%s", diff)
+			}
+			for _, p := range tt.want {
+				if num, ok := got.get(p.name); !ok || num != p.num {
+					t.Errorf("get(%q) = %d, %v; want %d", p.name, num, ok, p.num)
+				}
+			}
+			if num, ok := got.get("missing"); ok {
+				t.Errorf("get(missing) = %d, true", num)
+			}
+		})
 	}
 }

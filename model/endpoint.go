@@ -23,6 +23,8 @@ type Endpoint struct {
 	Hostname string
 	// Port is the port the workload listens on (the target port).
 	Port uint32
+	// Weight is the load-balancing weight; 0 when unset.
+	Weight uint32
 	// ServicePortName is the name of the service port served.
 	ServicePortName string
 	// Labels are the workload's labels, with the topology labels the
@@ -34,14 +36,12 @@ type Endpoint struct {
 	Cluster  ClusterID
 	// ServiceAccount is the workload's SPIFFE identity; "" when none.
 	ServiceAccount string
+	// NodeName is the Kubernetes node the pod runs on; "" otherwise.
+	NodeName string
 	// TLSMode says whether the workload accepts Istio mutual TLS.
 	TLSMode TLSMode
 	// Health is the endpoint's health.
 	Health HealthStatus
-	// Weight is the load-balancing weight; 0 when unset.
-	Weight uint32
-	// NodeName is the Kubernetes node the pod runs on; "" otherwise.
-	NodeName string
 	// WorkloadKind, WorkloadNamespace and WorkloadName name the Pod or
 	// WorkloadEntry behind the endpoint; zero when unknown.
 	WorkloadKind      WorkloadKind

@@ -173,3 +173,59 @@ func TestSlicePorts(t *testing.T) {
 		})
 	}
 }
+
+// FuzzSlicePorts checks slicePorts against the rule it implements, read
+// off a map: for each name, the number of the first port of that name
+// with a number in range; nothing for names without one. The list is
+// sorted by name, one entry per name. Each input byte pair is a port:
+// its name (one of a few, or none) and its number (or no number).
+func FuzzSlicePorts(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{1, 80, 2, 90, 1, 81})
+	f.Add([]byte{0, 0, 3, 255, 3, 7, 4, 1, 4, 2})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		names := []string{"", "http", "grpc", "a", "zz-long-name"}
+		var ports []discoveryv1.EndpointPort
+		for i := 0; i+1 < len(b); i += 2 {
+			p := discoveryv1.EndpointPort{}
+			if n := int(b[i]) % (len(names) + 1); n < len(names) {
+				p.Name = ptr(names[n])
+			}
+			switch num := int32(b[i+1]); {
+			case num == 255: // no number
+			case num > 200: // out of range
+				p.Port = ptr(70000 + num)
+			default:
+				p.Port = ptr(num) // 0 is out of range too
+			}
+			ports = append(ports, p)
+		}
+		want := map[string]uint32{}
+		for _, p := range ports {
+			if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {
+				continue
+			}
+			if _, ok := want[ptrOr(p.Name)]; !ok {
+				want[ptrOr(p.Name)] = uint32(*p.Port)
+			}
+		}
+		got := slicePorts(ports)
+		if len(got) != len(want) {
+			t.Fatalf("slicePorts(%v) = %v, want one entry per name of %v", ports, got, want)
+		}
+		for i, p := range got {
+			if i > 0 && got[i-1].name >= p.name {
+				t.Fatalf("not sorted by name, one per name: %v", got)
+			}
+			if num, ok := want[p.name]; !ok || num != p.num {
+				t.Errorf("port %q = %d, want %d (%v)", p.name, p.num, num, ok)
+			}
+		}
+		for _, name := range append(names, "missing") {
+			num, ok := got.get(name)
+			if w, wok := want[name]; ok != wok || num != w {
+				t.Errorf("get(%q) = %d, %v; want %d, %v", name, num, ok, w, wok)
+			}
+		}
+	})
+}

@@ -13,8 +13,10 @@ import (
 // sliceInfo is the controller's cached form of an EndpointSlice: the
 // endpoint slice informer's transform (stripSlice) turns every slice into
 // one. It keeps what mergeSlices reads, with addresses parsed, the ports
-// mapped and the conditions packed, in a few allocations per slice instead
-// of several per endpoint. A sliceInfo is never modified once built.
+// sorted by name and the conditions packed, in a few allocations per
+// slice instead of several per endpoint; its labels are not kept (the
+// service name is a field of its own). A sliceInfo is never modified
+// once built.
 type sliceInfo struct {
 	objectMeta
 	created metav1.Time
@@ -141,8 +143,7 @@ func slicePorts(ports []discoveryv1.EndpointPort) portNumbers {
 	}
 	// A stable sort keeps the ports of one name in the slice's order, and
 	// compacting keeps the first of each.
-	byName := func(a, b portNumber) int { return cmp.Compare(a.name, b.name) }
-	slices.SortStableFunc(out, byName)
+	slices.SortStableFunc(out, func(a, b portNumber) int { return cmp.Compare(a.name, b.name) })
 	return slices.CompactFunc(out, func(a, b portNumber) bool { return a.name == b.name })
 }
 

@@ -220,7 +220,7 @@ func (c *Controller) waitSynced(ctx context.Context) bool {
 		if !slices.ContainsFunc(c.informers, func(in informer) bool { return !in.ctrl.HasSynced() }) {
 			return true
 		}
-		if !prepared && synced("services") && synced("endpointslices") {
+		if !prepared && synced(servicesInformer) && synced(endpointSlicesInformer) {
 			prepared = true
 			c.mu.Lock()
 			c.prepareLocked()

@@ -65,20 +65,30 @@ func listWatch[L runtime.Object](client kubernetes.Interface, list func(context.
 	}, client)
 }
 
+// The informers' names, by which waitSynced finds the lists it prepares
+// the conversion from.
+const (
+	servicesInformer       = "services"
+	endpointSlicesInformer = "endpointslices"
+	podsInformer           = "pods"
+	nodesInformer          = "nodes"
+	namespacesInformer     = "namespaces"
+)
+
 // newInformers returns the controller's five informers over client.
 func (c *Controller) newInformers(client kubernetes.Interface) []informer {
 	core, disc := client.CoreV1(), client.DiscoveryV1()
 	resync := c.opts.ResyncPeriod
 	return []informer{
-		newInformer("services", listWatch(client, core.Services("").List, core.Services("").Watch),
+		newInformer(servicesInformer, listWatch(client, core.Services("").List, core.Services("").Watch),
 			&corev1.Service{}, resync, stripService, handle(c, c.onService)),
-		newInformer("endpointslices", listWatch(client, disc.EndpointSlices("").List, disc.EndpointSlices("").Watch),
+		newInformer(endpointSlicesInformer, listWatch(client, disc.EndpointSlices("").List, disc.EndpointSlices("").Watch),
 			&discoveryv1.EndpointSlice{}, resync, stripSlice, handle(c, c.onSlice)),
-		newInformer("pods", listWatch(client, core.Pods("").List, core.Pods("").Watch),
+		newInformer(podsInformer, listWatch(client, core.Pods("").List, core.Pods("").Watch),
 			&corev1.Pod{}, resync, stripPod, handle(c, c.onPod)),
-		newInformer("nodes", listWatch(client, core.Nodes().List, core.Nodes().Watch),
+		newInformer(nodesInformer, listWatch(client, core.Nodes().List, core.Nodes().Watch),
 			&corev1.Node{}, resync, stripNode, handle(c, c.onNode)),
-		newInformer("namespaces", listWatch(client, core.Namespaces().List, core.Namespaces().Watch),
+		newInformer(namespacesInformer, listWatch(client, core.Namespaces().List, core.Namespaces().Watch),
 			&corev1.Namespace{}, resync, stripNamespace, handle(c, c.onNamespace)),
 	}
 }

@@ -16,7 +16,9 @@
 // is added, changed or deleted; an EndpointsEvent carrying the complete
 // endpoint list of one service from one shard (provider, cluster) after a
 // change; and a WorkloadEvent when a Pod or WorkloadEntry instance changes.
-// See Handler for the ordering and concurrency contract.
+// See Handler for the ordering and concurrency contract. A handler that
+// takes only some kinds (a HandlerFuncs with some functions nil, or any
+// Selective handler) is neither queued nor handed the others.
 //
 // # Dump
 //

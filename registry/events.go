@@ -94,15 +94,68 @@ type Handler interface {
 	OnWorkload(WorkloadEvent)
 }
 
+// EventKinds is a set of kinds of event, for Selective handlers.
+type EventKinds uint8
+
+// The kinds of event.
+const (
+	ServiceEvents EventKinds = 1 << iota
+	EndpointsEvents
+	WorkloadEvents
+
+	AllEvents = ServiceEvents | EndpointsEvents | WorkloadEvents
+)
+
+// kindOf returns the kind of ev; AllEvents for an event of another type,
+// which every subscriber that wants any kind receives.
+func kindOf(ev Event) EventKinds {
+	switch ev.(type) {
+	case ServiceEvent:
+		return ServiceEvents
+	case EndpointsEvent:
+		return EndpointsEvents
+	case WorkloadEvent:
+		return WorkloadEvents
+	}
+	return AllEvents
+}
+
+// Selective is implemented by handlers that take only some kinds of
+// event. A Notifier asks once, at subscription, and from then on neither
+// queues nor delivers the other kinds to the handler, initial events
+// included: a subscriber of endpoints alone does not pay for the
+// workload events of every Pod change. The contract of Handler holds for
+// the kinds delivered. HandlerFuncs is Selective: it takes the kinds
+// whose function is set.
+type Selective interface {
+	Handler
+	EventKinds() EventKinds
+}
+
 // HandlerFuncs adapts functions to a Handler. A nil function ignores its
-// events.
+// events, which are then not queued for it at all (see Selective).
 type HandlerFuncs struct {
 	ServiceFunc   func(ServiceEvent)
 	EndpointsFunc func(EndpointsEvent)
 	WorkloadFunc  func(WorkloadEvent)
 }
 
-var _ Handler = HandlerFuncs{}
+var _ Selective = HandlerFuncs{}
+
+// EventKinds returns the kinds of event whose function is set.
+func (f HandlerFuncs) EventKinds() EventKinds {
+	var k EventKinds
+	if f.ServiceFunc != nil {
+		k |= ServiceEvents
+	}
+	if f.EndpointsFunc != nil {
+		k |= EndpointsEvents
+	}
+	if f.WorkloadFunc != nil {
+		k |= WorkloadEvents
+	}
+	return k
+}
 
 // OnService calls ServiceFunc if it is set.
 func (f HandlerFuncs) OnService(e ServiceEvent) {

@@ -35,6 +35,8 @@ type Notifier struct {
 
 type subscription struct {
 	h Handler
+	// kinds is what h takes (Selective); other events are not queued.
+	kinds EventKinds
 
 	// mu guards queue and running, and orders the setting of closed
 	// with the queuing: nothing is queued once closed is set. closed is
@@ -45,10 +47,10 @@ type subscription struct {
 	running bool
 	closed  atomic.Bool
 
-	// done is the sequence number of the last event the handler has
-	// returned from (or the number at subscription, before any); pushed
-	// is that of the last event queued for it. The handler has caught up
-	// with a mark when done reaches min(mark, pushed).
+	// done is the sequence number up to which the handler has returned
+	// from every event queued for it (the number at subscription, before
+	// any); pushed is that of the last event queued for it. The handler
+	// has caught up with a mark when done reaches min(mark, pushed).
 	done   atomic.Uint64
 	pushed atomic.Uint64
 }
@@ -61,9 +63,13 @@ type queued struct {
 // Subscribe adds h to the set. The initial events are queued for h first,
 // ahead of anything notified afterwards. The returned function removes h
 // and drops its queued events; it is idempotent. A call to h that was
-// already being made when it ran may still complete.
+// already being made when it ran may still complete. When h is Selective,
+// only events of its kinds are queued for it, the initial ones included.
 func (n *Notifier) Subscribe(h Handler, initial []Event) (unsubscribe func()) {
-	s := &subscription{h: h}
+	s := &subscription{h: h, kinds: AllEvents}
+	if sel, ok := h.(Selective); ok {
+		s.kinds = sel.EventKinds()
+	}
 	n.mu.Lock()
 	s.done.Store(n.seq)
 	s.pushed.Store(n.seq)
@@ -74,7 +80,9 @@ func (n *Notifier) Subscribe(h Handler, initial []Event) (unsubscribe func()) {
 		// has its initial state, an earlier one does not wait for it.
 		n.seq++
 		for _, ev := range initial {
-			s.push(queued{ev: ev, seq: n.seq})
+			if s.kinds&kindOf(ev) != 0 {
+				s.push(queued{ev: ev, seq: n.seq})
+			}
 		}
 	}
 	var next []*subscription
@@ -99,7 +107,8 @@ func (n *Notifier) remove(s *subscription) {
 	s.close()
 }
 
-// Notify queues ev for every current subscriber.
+// Notify queues ev for every current subscriber that takes its kind (see
+// Selective).
 //
 // The event is numbered and queued under one lock, so that concurrent
 // Notify calls reach every subscriber in the same order, the order of
@@ -112,8 +121,11 @@ func (n *Notifier) Notify(ev Event) {
 	n.seq++
 	q := queued{ev: ev, seq: n.seq}
 	if subs := n.subs.Load(); subs != nil {
+		kind := kindOf(ev)
 		for _, s := range *subs {
-			s.push(q)
+			if s.kinds&kind != 0 {
+				s.push(q)
+			}
 		}
 	}
 }
@@ -189,6 +201,12 @@ func (s *subscription) drain() {
 		for _, q := range batch {
 			if s.closed.Load() {
 				break
+			}
+			// Every event before q that this subscription takes has been
+			// handled: the others, not queued for it (Selective), must
+			// not hold back a mark that falls between them and q.
+			if q.seq-1 > s.done.Load() {
+				s.done.Store(q.seq - 1)
 			}
 			q.ev.Deliver(s.h)
 			s.done.Store(q.seq)

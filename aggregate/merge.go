@@ -29,14 +29,26 @@ type merger struct {
 	// published them. The store gets them without the endpoints of ports
 	// the merged service does not have: when clusters disagree on ports,
 	// the merged service's ports rule (DESIGN.md decision 8).
-	raw map[model.ServiceKey]shards.Map[[]*model.Endpoint]
+	raw map[model.ServiceKey]shards.Map[rawList]
+}
+
+// rawList is a shard's endpoints of a service as its registry published
+// them. kept says that the store was handed the list itself, every
+// endpoint having a port of the merged service (or the service being
+// absent): a change of the merged service's ports pushes every shard's
+// list again (setContribution), so kept always speaks of the current
+// ports, and the endpoints a new list shares with a kept one, at the same
+// place, need no second look (pushEndpoints).
+type rawList struct {
+	eps  []*model.Endpoint
+	kept bool
 }
 
 func newMerger() *merger {
 	return &merger{
 		st:      store.New(model.ShardKey{}),
 		contrib: map[model.ServiceKey]shards.Map[*model.Service]{},
-		raw:     map[model.ServiceKey]shards.Map[[]*model.Endpoint]{},
+		raw:     map[model.ServiceKey]shards.Map[rawList]{},
 	}
 }
 
@@ -110,7 +122,7 @@ func (m *merger) setContribution(key model.ServiceKey, shard model.ShardKey, svc
 	if prev == nil || !slices.Equal(prev.Ports, merged.Ports) {
 		byShard := m.raw[key]
 		for _, shard := range byShard.Keys() {
-			m.pushEndpoints(key, shard, merged)
+			m.pushEndpoints(key, shard, merged, rawList{})
 		}
 	}
 }
@@ -120,38 +132,57 @@ func (m *merger) setContribution(key model.ServiceKey, shard model.ShardKey, svc
 // holds m.mu.
 func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []*model.Endpoint) {
 	byShard := m.raw[key]
+	prev, _ := byShard.Get(shard)
 	if len(eps) == 0 {
 		byShard.Delete(shard)
 	} else {
-		byShard.Set(shard, eps)
+		byShard.Set(shard, rawList{eps: eps})
 	}
 	if byShard.Len() == 0 {
 		delete(m.raw, key)
 	} else {
 		m.raw[key] = byShard
 	}
-	m.pushEndpoints(key, shard, m.st.Reader().ServiceByKey(key))
+	m.pushEndpoints(key, shard, m.st.Reader().ServiceByKey(key), prev)
 }
 
 // pushEndpoints hands the store a shard's endpoints of a service, keeping
 // those of ports svc has (all of them while svc is absent: the store holds
 // them back until it arrives). When every endpoint is kept, which is the
 // usual case, the member's published list itself is handed on: it is
-// sorted, so the store keeps it without writing to it. The caller holds
-// m.mu.
-func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *model.Service) {
+// sorted, so the store keeps it without writing to it. prev is the
+// shard's list before this one, if it was kept: an endpoint that is
+// prev's at the same index is not read again. A change to one endpoint of
+// a long list (a readiness flip, a pod's labels) comes so, and the
+// endpoints it leaves alone are the ones least likely to be in the
+// processor's cache. The caller holds m.mu.
+func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *model.Service, prev rawList) {
 	byShard := m.raw[key]
-	raw, _ := byShard.Get(shard)
-	hasPort := func(ep *model.Endpoint) bool {
-		return svc == nil || slices.ContainsFunc(svc.Ports, func(p model.Port) bool { return p.Name == ep.ServicePortName })
+	raw, ok := byShard.Get(shard)
+	hasPort := func(i int, ep *model.Endpoint) bool {
+		if svc == nil || (prev.kept && i < len(prev.eps) && prev.eps[i] == ep) {
+			return true
+		}
+		return slices.ContainsFunc(svc.Ports, func(p model.Port) bool { return p.Name == ep.ServicePortName })
 	}
-	if !slices.ContainsFunc(raw, func(ep *model.Endpoint) bool { return !hasPort(ep) }) {
-		m.st.SetShardEndpoints(shard, key, raw)
+	kept := true
+	for i, ep := range raw.eps {
+		if !hasPort(i, ep) {
+			kept = false
+			break
+		}
+	}
+	if ok {
+		raw.kept = kept
+		byShard.Set(shard, raw) // in place: the shard is present
+	}
+	if kept {
+		m.st.SetShardEndpoints(shard, key, raw.eps)
 		return
 	}
-	out := make([]*model.Endpoint, 0, len(raw))
-	for _, ep := range raw {
-		if hasPort(ep) {
+	out := make([]*model.Endpoint, 0, len(raw.eps))
+	for i, ep := range raw.eps {
+		if hasPort(i, ep) {
 			out = append(out, ep)
 		}
 	}

@@ -98,3 +98,29 @@ func ExampleNotifier() {
 	// add ratings
 	// delete reviews
 }
+
+// A subscriber that handles endpoints alone is handed nothing else: a
+// HandlerFuncs takes the kinds whose function is set, and the others are
+// never queued for it.
+func ExampleSelective() {
+	var n registry.Notifier
+	done := make(chan struct{})
+	h := registry.HandlerFuncs{
+		EndpointsFunc: func(e registry.EndpointsEvent) {
+			fmt.Println("endpoints of", e.Service.Hostname, len(e.Endpoints))
+			close(done)
+		},
+	}
+	fmt.Println("takes endpoints only:", h.EventKinds() == registry.EndpointsEvents)
+	defer n.Subscribe(h, nil)()
+
+	n.Notify(registry.WorkloadEvent{Type: model.EventAdd, Current: &model.WorkloadInstance{Name: "reviews-v1-0"}})
+	n.Notify(registry.EndpointsEvent{
+		Service:   model.ServiceKey{Hostname: "reviews.default.svc.cluster.local", Namespace: "default"},
+		Endpoints: []*model.Endpoint{{ServicePortName: "http"}},
+	})
+	<-done
+	// Output:
+	// takes endpoints only: true
+	// endpoints of reviews.default.svc.cluster.local 1
+}

@@ -7,4 +7,8 @@
 // built by hack/k8s/build.sh; the directory it prints goes in
 // MESHREG_K8S_DIR. `make test` does both. Without the tag, or without the
 // binaries, the tier is skipped with a message saying how to run it.
+//
+// Example, in the same tier, runs a kube controller against the
+// apiserver the way a control plane does, and prints the endpoints
+// Kubernetes' EndpointSlice controller made for a Service's pods.
 package integration

@@ -165,13 +165,14 @@ func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *
 		}
 		return slices.ContainsFunc(svc.Ports, func(p model.Port) bool { return p.Name == ep.ServicePortName })
 	}
-	kept := true
+	first := len(raw.eps) // the first endpoint left out, if any
 	for i, ep := range raw.eps {
 		if !hasPort(i, ep) {
-			kept = false
+			first = i
 			break
 		}
 	}
+	kept := first == len(raw.eps)
 	if ok {
 		raw.kept = kept
 		byShard.Set(shard, raw) // in place: the shard is present
@@ -180,9 +181,10 @@ func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *
 		m.st.SetShardEndpoints(shard, key, raw.eps)
 		return
 	}
-	out := make([]*model.Endpoint, 0, len(raw.eps))
-	for i, ep := range raw.eps {
-		if hasPort(i, ep) {
+	// The endpoints before first were read and kept already.
+	out := append(make([]*model.Endpoint, 0, len(raw.eps)), raw.eps[:first]...)
+	for i := first + 1; i < len(raw.eps); i++ {
+		if ep := raw.eps[i]; hasPort(i, ep) {
 			out = append(out, ep)
 		}
 	}

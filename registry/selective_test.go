@@ -35,8 +35,7 @@ func TestHandlerFuncsEventKinds(t *testing.T) {
 	}
 }
 
-// kindRecorder records the kind and subject of every event it is given;
-// as a selective handler it takes only the kinds in takes.
+// kindRecorder records the kind and subject of every event it is given.
 type kindRecorder struct {
 	mu  sync.Mutex
 	got []string
@@ -60,6 +59,7 @@ func (r *kindRecorder) list() []string {
 	return slices.Clone(r.got)
 }
 
+// selectiveRecorder is a kindRecorder that takes only the kinds in takes.
 type selectiveRecorder struct {
 	kindRecorder
 	takes registry.EventKinds
@@ -87,6 +87,8 @@ func TestNotifierSelectiveSubscribers(t *testing.T) {
 		otherEvent{name: "other"},
 		registry.EndpointsEvent{Service: model.ServiceKey{Hostname: "b.example"}},
 	}
+	// every is what a handler that takes every kind gets, in order.
+	every := []string{"service a", "endpoints a.example", "workload pod-a", "workload pod-b", "service b", "service other", "endpoints b.example"}
 	tests := []struct {
 		name  string
 		takes registry.EventKinds
@@ -95,7 +97,7 @@ func TestNotifierSelectiveSubscribers(t *testing.T) {
 		{"endpoints only", registry.EndpointsEvents, []string{"endpoints a.example", "service other", "endpoints b.example"}},
 		{"services and workloads", registry.ServiceEvents | registry.WorkloadEvents,
 			[]string{"service a", "workload pod-a", "workload pod-b", "service b", "service other"}},
-		{"all", registry.AllEvents, []string{"service a", "endpoints a.example", "workload pod-a", "workload pod-b", "service b", "service other", "endpoints b.example"}},
+		{"all", registry.AllEvents, every},
 		{"none", 0, nil},
 	}
 	for _, tt := range tests {
@@ -113,9 +115,8 @@ func TestNotifierSelectiveSubscribers(t *testing.T) {
 				if got := sel.list(); !slices.Equal(got, tt.want) {
 					t.Errorf("selective handler got %q, want %q", got, tt.want)
 				}
-				all := []string{"service a", "endpoints a.example", "workload pod-a", "workload pod-b", "service b", "service other", "endpoints b.example"}
-				if got := plain.list(); !slices.Equal(got, all) {
-					t.Errorf("handler that is not Selective got %q, want every event %q", got, all)
+				if got := plain.list(); !slices.Equal(got, every) {
+					t.Errorf("handler that is not Selective got %q, want every event %q", got, every)
 				}
 				if !n.Delivered(n.Mark()) {
 					t.Error("Delivered is false once every handler has every event it takes")

@@ -34,7 +34,8 @@ func TestSetEndpointsKeepsASortedList(t *testing.T) {
 // A list that is the published one with some endpoints replaced is told
 // sorted from the replaced endpoints alone when each sorts where the one
 // it replaces did; a replacement that sorts elsewhere, or a list of
-// another length, is sorted as any other.
+// another length, is sorted as any other (see FuzzSortedAfter for how a
+// list with endpoints removed or added is told sorted).
 func TestSetEndpointsReplacingPublishedEndpoints(t *testing.T) {
 	healthy := func(ip string) *model.Endpoint { return endpoint(ip, 9080) }
 	draining := func(ip string) *model.Endpoint {
@@ -79,6 +80,18 @@ func TestSetEndpointsReplacingPublishedEndpoints(t *testing.T) {
 			return append([]*model.Endpoint{healthy("10.1.0.4")}, prev...)
 		},
 		want: []string{"10.1.0.1", "10.1.0.2", "10.1.0.3", "10.1.0.4"},
+	}, {
+		name: "one removed, one more in order",
+		next: func(prev []*model.Endpoint) []*model.Endpoint {
+			return []*model.Endpoint{prev[0], prev[2], healthy("10.1.0.4")}
+		},
+		want: []string{"10.1.0.1", "10.1.0.3", "10.1.0.4"},
+	}, {
+		name: "one removed, one more out of order between kept ones",
+		next: func(prev []*model.Endpoint) []*model.Endpoint {
+			return []*model.Endpoint{prev[0], healthy("10.1.0.5"), prev[2]}
+		},
+		want: []string{"10.1.0.1", "10.1.0.3", "10.1.0.5"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

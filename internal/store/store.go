@@ -239,7 +239,7 @@ func (s *Store) SetShardEndpoints(shard model.ShardKey, key model.ServiceKey, ep
 	if set != nil {
 		prev, _ = set.byShard.Get(shard)
 	}
-	if !replacesInPlace(prev, eps) && !slices.IsSortedFunc(eps, model.CompareEndpoints) {
+	if !replacesInPlace(prev, eps) && !sortedAfter(prev, eps) {
 		slices.SortFunc(eps, model.CompareEndpoints)
 	}
 	if model.EndpointsEqual(prev, eps) {
@@ -280,6 +280,34 @@ func replacesInPlace(prev, eps []*model.Endpoint) bool {
 		if ep != prev[i] && (ep == nil || model.CompareEndpoints(prev[i], ep) != 0) {
 			return false
 		}
+	}
+	return true
+}
+
+// sortedAfter reports whether eps is sorted (model.CompareEndpoints),
+// given that prev is: two neighbours of eps that prev holds in the same
+// order are in order without being read. Only the pairs with an endpoint
+// that prev does not hold there are compared, so a long list that lost
+// or gained a few endpoints (a slice's scale-up, a recomputation that
+// kept most endpoints) is checked in pointer comparisons. An endpoint of
+// eps is found in prev at most matchWindow places after the one before
+// it (endpoints removed in between); further on it counts as new.
+func sortedAfter(prev, eps []*model.Endpoint) bool {
+	const matchWindow = 4
+	last := -1         // where in prev the last endpoint found is
+	prevFound := false // eps[i-1] was found in prev, at last
+	for i, ep := range eps {
+		found := false
+		for k := last + 1; k < len(prev) && k <= last+matchWindow; k++ {
+			if prev[k] == ep {
+				found, last = true, k
+				break
+			}
+		}
+		if i > 0 && !(found && prevFound) && model.CompareEndpoints(eps[i-1], ep) > 0 {
+			return false
+		}
+		prevFound = found
 	}
 	return true
 }

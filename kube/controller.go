@@ -48,7 +48,7 @@ type Controller struct {
 	started   atomic.Bool
 
 	// mu guards objs (with the memos in its pods), dirty, primed, net,
-	// portMaps, svcMemo and scratch.
+	// portMaps, svcMemo, scratch and recomputed.
 	mu   sync.Mutex
 	objs *objects
 	// dirty holds what must be converted again at the next flush.
@@ -69,6 +69,9 @@ type Controller struct {
 	// scratch holds the buffers of one service's endpoint computation,
 	// reused by the next: see Controller.serviceEndpoints.
 	scratch endpointScratch
+	// recomputed counts the services recomputed (syncService) once
+	// primed: tests tell a patch from a recomputation by it.
+	recomputed int
 }
 
 var _ registry.Registry = (*Controller)(nil)

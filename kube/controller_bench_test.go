@@ -114,7 +114,9 @@ func BenchmarkControllerPodLabelChange(b *testing.B) {
 
 // BenchmarkControllerSliceScale is a slice losing its last endpoint and
 // getting it back, as a scale-down and up do: a change of membership,
-// which recomputes the service's endpoints. It grows with the service.
+// patched (see patchMembers). It still grows with the service, whose
+// published list is copied with one endpoint less or more, but not with
+// a recomputation of the service's endpoints.
 func BenchmarkControllerSliceScale(b *testing.B) {
 	for _, n := range []int{25, 1000} {
 		b.Run(fmt.Sprintf("endpoints=%d", n), func(b *testing.B) {

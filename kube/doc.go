@@ -12,13 +12,19 @@
 // and every change converts only what it affects: a slice change
 // recomputes its service's endpoints, a pod change the pod's workload and
 // the services whose endpoints name the pod or its IPs, a node change the
-// endpoints and workloads of its pods. Two common changes patch instead of
-// recomputing: a pod that keeps its node, IPs and liveness (new labels,
+// endpoints and workloads of its pods. Three common changes patch instead
+// of recomputing: a pod that keeps its node, IPs and liveness (new labels,
 // say) rewrites only the endpoints it backs, found by a search for its
-// IPs, not a walk over the service's, and a change of conditions alone in
-// a slice rewrites only the health of those endpoints, unless merging the
-// service's slices joined addresses (a dual-stack pod, an address listed
-// twice). The initial lists are converted once, after every informer has
+// IPs, not a walk over the service's; a change of conditions alone in a
+// slice rewrites only the health of those endpoints; and a slice gaining
+// or losing endpoints (a scale-up or -down, a slice added or deleted)
+// adds or removes only theirs, the service's other endpoints not read.
+// The slice patches need each of the service's addresses to be an
+// endpoint of its own (no dual-stack pod joined, no address listed
+// twice), and the membership patch an endpoint gained or lost whose pod is
+// known and which no other slice of the service lists, in a namespace
+// without WorkloadEntries; otherwise the service is recomputed. The
+// initial lists are converted once, after every informer has
 // delivered its list (no endpoint is computed twice while pods and slices
 // arrive), with the pods' workloads and the services' endpoints computed
 // on Options.InitialSyncWorkers goroutines; what needs no pod (converting

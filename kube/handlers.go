@@ -2,6 +2,7 @@ package kube
 
 import (
 	"maps"
+	"net/netip"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,11 @@ type dirtySet struct {
 	// alone changed (see onSlice): the next flush rewrites the health of
 	// those endpoints only, unless the service is in services.
 	conditions map[types.NamespacedName]conditionChange
+	// members holds, per service, a slice added, removed or replaced by
+	// one that lists other endpoints (see onSlice): the next flush
+	// removes and adds those endpoints only, unless the service is in
+	// services.
+	members map[types.NamespacedName]memberChange
 }
 
 // conditionChange is a slice replaced by one that differs in its
@@ -39,6 +45,7 @@ func newDirtySet() dirtySet {
 	return dirtySet{
 		services: set[types.NamespacedName]{}, pods: set[types.NamespacedName]{},
 		patches: map[types.NamespacedName][]types.NamespacedName{}, conditions: map[types.NamespacedName]conditionChange{},
+		members: map[types.NamespacedName]memberChange{},
 	}
 }
 
@@ -68,15 +75,21 @@ func (d *dirtySet) reset() {
 	} else {
 		clear(d.conditions)
 	}
+	if len(d.members) > maxReusedDirty {
+		d.members = map[types.NamespacedName]memberChange{}
+	} else {
+		clear(d.members)
+	}
 }
 
 // has reports whether the service is marked for recomputation or a
-// conditions patch already: a second change before the flush is then
-// left to the full path.
+// slice's patch already: a second change before the flush is then left
+// to the full path.
 func (d *dirtySet) has(svc types.NamespacedName) bool {
 	_, full := d.services[svc]
 	_, patched := d.conditions[svc]
-	return full || patched
+	_, members := d.members[svc]
+	return full || patched || members
 }
 
 // markService and markPod mark a service or a pod dirty. Before the
@@ -115,15 +128,25 @@ func (c *Controller) onService(key types.NamespacedName, svc *corev1.Service) {
 }
 
 // onSlice: the services owning the slice before and after change; or,
-// when only the conditions of the slice's endpoints changed and each of
-// the service's addresses is an endpoint of its own (no endpointsShape
-// joined), the health of those endpoints (see conditionsOnly).
+// when the slice's change is one its service's endpoints can be patched
+// for, that change. Each of the service's addresses must be an endpoint
+// of its own (no endpointsShape joined). A change of the endpoints'
+// conditions alone patches their health (see conditionsOnly); a slice
+// added, removed, or listing other endpoints patches the service's list
+// with the endpoints it lost or gained (see membersOnly).
 func (c *Controller) onSlice(key types.NamespacedName, s *sliceInfo) {
 	old := c.objs.slice(key)
 	touched := c.objs.setSlice(key, s)
-	if c.primed && len(touched) == 1 && c.objs.shapes[touched[0]]&joined == 0 && !c.dirty.has(touched[0]) && conditionsOnly(old, s) {
-		c.dirty.conditions[touched[0]] = conditionChange{old: old, cur: s}
-		return
+	if c.primed && len(touched) == 1 && c.objs.shapes[touched[0]]&joined == 0 && !c.dirty.has(touched[0]) {
+		svc := touched[0]
+		if conditionsOnly(old, s) {
+			c.dirty.conditions[svc] = conditionChange{old: old, cur: s}
+			return
+		}
+		if ch, ok := membersOnly(old, s); ok {
+			c.dirty.members[svc] = ch
+			return
+		}
 	}
 	for _, svc := range touched {
 		c.markService(svc)
@@ -155,6 +178,104 @@ func conditionsOnly(old, cur *sliceInfo) bool {
 		}
 	}
 	return true
+}
+
+// memberChange is a slice added (old nil), removed (cur nil), or
+// replaced by one that lists other endpoints, each of one address, as
+// membersOnly found it. Endpoints are matched by address.
+type memberChange struct {
+	old, cur *sliceInfo
+	// gone indexes old's endpoints whose addresses cur lacks, ascending;
+	// added indexes cur's endpoints whose addresses old lacks, ascending;
+	// changed indexes cur's other endpoints whose conditions changed.
+	gone, added, changed []int
+}
+
+// maxPatchedMembers is the number of endpoints a slice may gain above
+// which its change recomputes the service: each endpoint gained is
+// checked against every endpoint of the service's other slices.
+const maxPatchedMembers = 16
+
+// membersOnly reports whether cur differs from old in which endpoints it
+// lists and in their conditions only, and returns the difference; either
+// may be nil (a slice added or removed). Both must be of an IP address
+// type with every endpoint of one address, and, unless one is nil, of
+// the same service, creation time and ports, with the same malformed
+// ports and addresses (so that the service's diagnostics stay as they
+// are; a slice added or removed must have none). An address in both must
+// name the same pod and node. Whether the endpoints gained are new to the
+// service is left to the patch (see Controller.patchMembers), which reads
+// the service's other slices.
+func membersOnly(old, cur *sliceInfo) (memberChange, bool) {
+	ch := memberChange{old: old, cur: cur}
+	for _, s := range [...]*sliceInfo{old, cur} {
+		if s == nil {
+			continue
+		}
+		switch s.addressType {
+		case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6:
+		default:
+			return ch, false
+		}
+		if (old == nil || cur == nil) && len(s.badPorts)+len(s.badAddrs) > 0 {
+			return ch, false
+		}
+		for i := range s.endpoints {
+			if len(s.endpoints[i].addrs) != 1 {
+				return ch, false
+			}
+		}
+	}
+	switch {
+	case old == nil && cur == nil:
+		return ch, false
+	case old == nil:
+		ch.added = indexes(len(cur.endpoints))
+	case cur == nil:
+		ch.gone = indexes(len(old.endpoints))
+	default:
+		if old.service != cur.service || old.addressType != cur.addressType || !old.created.Equal(&cur.created) ||
+			!slices.Equal(old.ports, cur.ports) || !slices.Equal(old.badPorts, cur.badPorts) || !slices.Equal(old.badAddrs, cur.badAddrs) {
+			return ch, false
+		}
+		at := make(map[netip.Addr]int, len(old.endpoints))
+		for i := range old.endpoints {
+			at[old.endpoints[i].addrs[0]] = i
+		}
+		if len(at) != len(old.endpoints) {
+			return ch, false // an address listed twice
+		}
+		for i := range cur.endpoints {
+			n := &cur.endpoints[i]
+			j, ok := at[n.addrs[0]]
+			if !ok {
+				ch.added = append(ch.added, i)
+				continue
+			}
+			delete(at, n.addrs[0])
+			o := &old.endpoints[j]
+			if o.pod != n.pod || o.nodeName != n.nodeName {
+				return ch, false
+			}
+			if o.conditions != n.conditions {
+				ch.changed = append(ch.changed, i)
+			}
+		}
+		for _, j := range at {
+			ch.gone = append(ch.gone, j)
+		}
+		slices.Sort(ch.gone)
+	}
+	return ch, len(ch.added) <= maxPatchedMembers
+}
+
+// indexes returns 0, 1, ..., n-1.
+func indexes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 // onPod: the pod's workload, and the services whose endpoints named the

@@ -268,6 +268,52 @@ func (o *objects) setDeps(svc types.NamespacedName, deps []dep) {
 	o.replaceDeps(svc, newDepSet(deps))
 }
 
+// patchDeps removes the deps lost from the recorded dependencies of svc
+// and adds the deps gained (a dep in both stays), given in any order and
+// with repeats, and keeps the reverse index: for a service of a thousand
+// pods that gains or loses one, a few binary searches and two entries of
+// the index, where setDeps would compare every dep.
+func (o *objects) patchDeps(svc types.NamespacedName, lost, gained []dep) {
+	if len(lost)+len(gained) == 0 {
+		return
+	}
+	o.indexDeps()
+	s := o.deps[svc] // its arrays are the map entry's alone: edited in place
+	for _, d := range lost {
+		if d.kind == depIP {
+			if i, ok := slices.BinarySearchFunc(s.ips, d.ip, netip.Addr.Compare); ok {
+				s.ips = slices.Delete(s.ips, i, i+1)
+				removeFromIPList(&o.rdepsIP, d.ip, svc)
+			}
+			continue
+		}
+		nd := nameDep{kind: d.kind, name: d.name}
+		if i, ok := slices.BinarySearchFunc(s.names, nd, compareNameDeps); ok {
+			s.names = slices.Delete(s.names, i, i+1)
+			removeFromList(o.rdeps, nd, svc)
+		}
+	}
+	for _, d := range gained {
+		if d.kind == depIP {
+			if i, ok := slices.BinarySearchFunc(s.ips, d.ip, netip.Addr.Compare); !ok {
+				s.ips = slices.Insert(s.ips, i, d.ip)
+				appendToIPList(&o.rdepsIP, d.ip, svc)
+			}
+			continue
+		}
+		nd := nameDep{kind: d.kind, name: d.name}
+		if i, ok := slices.BinarySearchFunc(s.names, nd, compareNameDeps); !ok {
+			s.names = slices.Insert(s.names, i, nd)
+			appendToList(o.rdeps, nd, svc)
+		}
+	}
+	if len(s.names)+len(s.ips) == 0 {
+		delete(o.deps, svc)
+		return
+	}
+	o.deps[svc] = s
+}
+
 // recordDepSet records s as the dependencies of svc, which has none
 // recorded, and leaves them out of the reverse index until indexDeps: the
 // initial conversion records every service's and builds the index once

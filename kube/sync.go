@@ -47,6 +47,12 @@ func (c *Controller) flushLocked() int {
 			n++
 		}
 	}
+	for key, ch := range c.dirty.members {
+		if _, done := c.dirty.services[key]; !done {
+			c.patchMembers(key, ch)
+			n++
+		}
+	}
 	c.dirty.reset()
 	return n
 }
@@ -97,6 +103,188 @@ func (c *Controller) patchConditions(key types.NamespacedName, ch conditionChang
 	if out != nil {
 		c.store.SetEndpoints(svc.Key(), out)
 	}
+}
+
+// patchMembers removes from a service's endpoints those of the slice
+// endpoints ch.old listed and ch.cur does not, adds those of the ones
+// ch.cur lists anew, and rewrites the health of the ones whose conditions
+// changed: what serviceEndpoints would compute when nothing else changed
+// (see onSlice, membersOnly). The service's dependencies gain those of
+// the endpoints added and lose the pods and IPs of the ones removed; a
+// node dependency stays until the service is next recomputed, so a
+// node's change may recompute it for nothing in between, and its shape
+// may gain offAddress but does not lose it. The service is
+// recomputed instead when the patch would not be what a recomputation
+// makes: when an endpoint added or removed is pending its pod (a
+// diagnostic comes or goes), when an address or pod added is listed by
+// another of the service's slice endpoints (they would be joined), or
+// when the namespace has WorkloadEntries (which a slice's address
+// displaces). c.mu must be held.
+func (c *Controller) patchMembers(key types.NamespacedName, ch memberChange) {
+	obj := c.objs.services[key]
+	if obj == nil || !c.namespaceSelected(key.Namespace) || len(c.objs.entries[key.Namespace]) > 0 || !c.addedAreNew(key, ch) {
+		c.syncService(key)
+		return
+	}
+	svc, _ := c.convertService(key, obj)
+	if svc.Resolution == model.Alias {
+		return // no endpoints, no dependencies
+	}
+	health := endpointHealth
+	if svc.PublishNotReadyAddresses {
+		health = publishNotReadyHealth
+	}
+	skey := svc.Key()
+	prev := c.Reader.Endpoints(skey, registry.EndpointQuery{})
+	var (
+		base         = prev // prev with the health rewritten: a copy once it is
+		rewritten    bool
+		gone         []int // indexes in prev of the endpoints removed
+		added        []*model.Endpoint
+		lost, gained []dep
+		shape        = c.objs.shapes[key]
+	)
+	for _, i := range ch.gone {
+		e := &ch.old.endpoints[i]
+		if e.pod.Name != "" {
+			if c.lookupPod(e.pod) == nil {
+				c.syncService(key) // withheld, with its diagnostic
+				return
+			}
+			lost = append(lost, dep{kind: depPod, name: e.pod})
+		} else {
+			lost = append(lost, dep{kind: depIP, ip: e.addrs[0]})
+		}
+		for _, p := range svc.Ports {
+			num, ok := ch.old.ports.get(p.Name)
+			if !ok {
+				continue
+			}
+			probe := model.Endpoint{Addresses: e.addrs, ServicePortName: p.Name, Cluster: c.opts.ClusterID, Port: num}
+			j := searchEndpoints(prev, &probe)
+			if j == len(prev) || model.CompareEndpoints(prev[j], &probe) != 0 {
+				c.syncService(key) // not what the last computation made
+				return
+			}
+			gone = append(gone, j)
+		}
+	}
+	for _, i := range ch.changed {
+		e := &ch.cur.endpoints[i]
+		h := health(e.conditions)
+		for _, p := range svc.Ports {
+			num, ok := ch.cur.ports.get(p.Name)
+			if !ok {
+				continue
+			}
+			probe := model.Endpoint{Addresses: e.addrs, ServicePortName: p.Name, Cluster: c.opts.ClusterID, Port: num}
+			j := searchEndpoints(prev, &probe)
+			if j == len(prev) || model.CompareEndpoints(prev[j], &probe) != 0 || prev[j].Health == h {
+				continue // withheld, or unchanged
+			}
+			if !rewritten {
+				base, rewritten = slices.Clone(prev), true
+			}
+			ep := new(model.Endpoint)
+			*ep = *prev[j]
+			ep.Health = h
+			base[j] = ep
+		}
+	}
+	for _, i := range ch.added {
+		e := &ch.cur.endpoints[i]
+		se := sliceEndpoint{
+			addresses: e.addrs, pod: e.pod, nodeName: e.nodeName, conditions: e.conditions,
+			ports: ch.cur.ports, slice: ch.cur.name,
+		}
+		var pod *podInfo
+		if se.hasPod() {
+			gained = append(gained, dep{kind: depPod, name: se.pod})
+			if pod = c.lookupPod(se.pod); pod == nil {
+				c.syncService(key) // pending, with a diagnostic
+				return
+			}
+		} else {
+			gained = append(gained, dep{kind: depIP, ip: e.addrs[0]})
+			pod = c.podByIP(se.addresses)
+		}
+		var meta *model.Endpoint
+		if pod != nil {
+			if !slices.Contains(pod.addrs, e.addrs[0]) {
+				shape |= offAddress
+			}
+			gained = append(gained, dep{kind: depNode, name: types.NamespacedName{Name: pod.nodeName}})
+			meta = c.podEndpoint(pod, true)
+		} else {
+			gained = append(gained, dep{kind: depNode, name: types.NamespacedName{Name: se.nodeName}})
+			anon := anonymousEndpoint(se.addresses, se.nodeName, c.podEnv(se.nodeName))
+			meta = &anon
+		}
+		added = appendSliceEndpoints(added, svc, &se, meta, health(se.conditions), nil)
+	}
+	c.objs.patchDeps(key, lost, gained)
+	c.objs.setShape(key, shape)
+	if len(gone)+len(added) == 0 && !rewritten {
+		return
+	}
+	slices.Sort(gone)
+	c.store.SetEndpoints(skey, spliceEndpoints(base, gone, added))
+}
+
+// addedAreNew reports whether every endpoint ch.cur gains has an address
+// and a pod (if it names one) that no other endpoint of the service's
+// slices lists: merging the slices again then makes it an endpoint of its
+// own. c.mu must be held.
+func (c *Controller) addedAreNew(key types.NamespacedName, ch memberChange) bool {
+	if len(ch.added) == 0 {
+		return true
+	}
+	for _, s := range c.objs.slices[key] {
+		for i := range s.endpoints {
+			e := &s.endpoints[i]
+			for _, k := range ch.added {
+				n := &ch.cur.endpoints[k]
+				if e == n {
+					continue
+				}
+				if slices.Contains(e.addrs, n.addrs[0]) || (n.pod.Name != "" && e.pod == n.pod) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// spliceEndpoints returns a copy of eps (sorted by
+// model.CompareEndpoints) without the endpoints at the indexes gone
+// (ascending) and with the endpoints added, each at its place in the
+// order, found by a binary search: a list of thousands gaining one
+// endpoint is copied, not compared.
+func spliceEndpoints(eps []*model.Endpoint, gone []int, added []*model.Endpoint) []*model.Endpoint {
+	slices.SortFunc(added, model.CompareEndpoints)
+	out := make([]*model.Endpoint, 0, len(eps)-len(gone)+len(added))
+	next := 0              // eps[:next] are placed
+	keep := func(to int) { // eps[next:to], but those at the indexes gone
+		for next < to {
+			if len(gone) > 0 && gone[0] == next {
+				gone, next = gone[1:], next+1
+				continue
+			}
+			end := to
+			if len(gone) > 0 && gone[0] < end {
+				end = gone[0]
+			}
+			out = append(out, eps[next:end]...)
+			next = end
+		}
+	}
+	for _, ep := range added {
+		keep(searchEndpoints(eps, ep))
+		out = append(out, ep)
+	}
+	keep(len(eps))
+	return out
 }
 
 // patchService rewrites the endpoints of a service that the given pods
@@ -280,6 +468,9 @@ func serviceOwner(key types.NamespacedName) string { return "Service/" + key.Str
 // syncService converts a service and computes its endpoints and
 // diagnostics from the current objects, then writes all three.
 func (c *Controller) syncService(key types.NamespacedName) {
+	if c.primed {
+		c.recomputed++
+	}
 	skey := c.serviceKey(key)
 	owner := serviceOwner(key)
 	obj := c.objs.services[key]

@@ -151,25 +151,29 @@ func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []
 // them back until it arrives). When every endpoint is kept, which is the
 // usual case, the member's published list itself is handed on: it is
 // sorted, so the store keeps it without writing to it. prev is the
-// shard's list before this one, if it was kept: an endpoint that is
-// prev's at the same index is not read again. A change to one endpoint of
-// a long list (a readiness flip, a pod's labels) comes so, and the
-// endpoints it leaves alone are the ones least likely to be in the
-// processor's cache. The caller holds m.mu.
+// shard's list before this one, if it was kept: an endpoint that prev
+// holds where a store.Trail along it looks (at the same index, or a few
+// places on) is not read again. A change to a few endpoints of a long
+// list (a readiness flip, a pod's labels, an endpoint added or removed)
+// comes so, and the endpoints it leaves alone are the ones least likely
+// to be in the processor's cache. The caller holds m.mu.
 func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *model.Service, prev rawList) {
 	byShard := m.raw[key]
 	raw, ok := byShard.Get(shard)
-	hasPort := func(i int, ep *model.Endpoint) bool {
-		if svc == nil || (prev.kept && i < len(prev.eps) && prev.eps[i] == ep) {
-			return true
-		}
+	var trail store.Trail // along prev, if kept: its endpoints have ports svc has
+	if prev.kept {
+		trail = store.NewTrail(prev.eps)
+	}
+	served := func(ep *model.Endpoint) bool {
 		return slices.ContainsFunc(svc.Ports, func(p model.Port) bool { return p.Name == ep.ServicePortName })
 	}
 	first := len(raw.eps) // the first endpoint left out, if any
-	for i, ep := range raw.eps {
-		if !hasPort(i, ep) {
-			first = i
-			break
+	if svc != nil {
+		for i, ep := range raw.eps {
+			if !trail.Holds(i, ep) && !served(ep) {
+				first = i
+				break
+			}
 		}
 	}
 	kept := first == len(raw.eps)
@@ -184,7 +188,7 @@ func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *
 	// The endpoints before first were read and kept already.
 	out := append(make([]*model.Endpoint, 0, len(raw.eps)), raw.eps[:first]...)
 	for i := first + 1; i < len(raw.eps); i++ {
-		if ep := raw.eps[i]; hasPort(i, ep) {
+		if ep := raw.eps[i]; trail.Holds(i, ep) || served(ep) {
 			out = append(out, ep)
 		}
 	}

@@ -42,6 +42,18 @@ func TestMergerKeepsEndpointsOfMergedPortsOnly(t *testing.T) {
 			// port the service lacks.
 			{shard: a, eps: []string{"http@10.0.0.1", "xtra@10.0.0.9"}, want: []string{"cluster-a/http@10.0.0.1"}},
 		}},
+		{"a kept list shifted by an endpoint added and one removed", []step{
+			{shard: a, ports: []model.Port{httpPort}},
+			{shard: a, eps: []string{"http@10.0.0.2", "http@10.0.0.3", "http@10.0.0.4"},
+				want: []string{"cluster-a/http@10.0.0.2", "cluster-a/http@10.0.0.3", "cluster-a/http@10.0.0.4"}},
+			// The kept endpoints move one place on, then back: they are
+			// the old list's, at other indexes. The new endpoints are of
+			// a port the service lacks.
+			{shard: a, eps: []string{"http@10.0.0.1", "http@10.0.0.2", "http@10.0.0.3", "http@10.0.0.4", "xtra@10.0.0.9"},
+				want: []string{"cluster-a/http@10.0.0.1", "cluster-a/http@10.0.0.2", "cluster-a/http@10.0.0.3", "cluster-a/http@10.0.0.4"}},
+			{shard: a, eps: []string{"http@10.0.0.1", "http@10.0.0.3", "http@10.0.0.4", "xtra@10.0.0.8"},
+				want: []string{"cluster-a/http@10.0.0.1", "cluster-a/http@10.0.0.3", "cluster-a/http@10.0.0.4"}},
+		}},
 		{"a filtered list patched in place stays filtered", []step{
 			{shard: a, ports: []model.Port{httpPort}},
 			{shard: b, ports: []model.Port{grpcPort, httpPort}}, // merged: cluster-a's ports

@@ -111,15 +111,15 @@ func (c *Controller) patchConditions(key types.NamespacedName, ch conditionChang
 // changed: what serviceEndpoints would compute when nothing else changed
 // (see onSlice, membersOnly). The service's dependencies gain those of
 // the endpoints added and lose the pods and IPs of the ones removed; a
-// node dependency stays until the service is next recomputed, so a
-// node's change may recompute it for nothing in between, and its shape
-// may gain offAddress but does not lose it. The service is
-// recomputed instead when the patch would not be what a recomputation
-// makes: when an endpoint added or removed is pending its pod (a
-// diagnostic comes or goes), when an address or pod added is listed by
-// another of the service's slice endpoints (they would be joined), or
-// when the namespace has WorkloadEntries (which a slice's address
-// displaces). c.mu must be held.
+// node dependency stays until the service is next recomputed (so a
+// node's change may recompute it for nothing in between), and its shape
+// may gain offAddress but does not lose it. The service is recomputed
+// instead when the patch would not be what a recomputation makes: when
+// an endpoint added or removed is pending its pod (a diagnostic comes or
+// goes), when an address or pod added is listed by another of the
+// service's slice endpoints (they would be joined), or when the
+// namespace has WorkloadEntries (which a slice's address displaces).
+// c.mu must be held.
 func (c *Controller) patchMembers(key types.NamespacedName, ch memberChange) {
 	obj := c.objs.services[key]
 	if obj == nil || !c.namespaceSelected(key.Namespace) || len(c.objs.entries[key.Namespace]) > 0 || !c.addedAreNew(key, ch) {

@@ -199,7 +199,7 @@ func TestConditionPatchDecision(t *testing.T) {
 			// What the slice handler does, with the decision in view.
 			c.mu.Lock()
 			c.onSlice(types.NamespacedName{Namespace: "ns", Name: tt.slice}, newSliceInfo(s))
-			_, patched := c.dirty.conditions[svc]
+			_, patched := c.dirty.slices[svc]
 			c.flushLocked()
 			c.mu.Unlock()
 			if patched != tt.patched {

@@ -114,7 +114,7 @@ func BenchmarkControllerPodLabelChange(b *testing.B) {
 
 // BenchmarkControllerSliceScale is a slice losing its last endpoint and
 // getting it back, as a scale-down and up do: a change of membership,
-// patched (see patchMembers). It still grows with the service, whose
+// patched (see patchSlice). It still grows with the service, whose
 // published list is copied with one endpoint less or more, but not with
 // a recomputation of the service's endpoints.
 func BenchmarkControllerSliceScale(b *testing.B) {

@@ -26,26 +26,16 @@ type dirtySet struct {
 	// did not (see onPod): the next flush rewrites those endpoints only,
 	// unless the service is in services.
 	patches map[types.NamespacedName][]types.NamespacedName
-	// conditions holds, per service, a slice whose endpoints' conditions
-	// alone changed (see onSlice): the next flush rewrites the health of
-	// those endpoints only, unless the service is in services.
-	conditions map[types.NamespacedName]conditionChange
-	// members holds, per service, a slice added, removed or replaced by
-	// one that lists other endpoints (see onSlice): the next flush
-	// removes and adds those endpoints only, unless the service is in
-	// services.
-	members map[types.NamespacedName]memberChange
+	// slices holds, per service, a change of one of its slices that
+	// its endpoints can be patched for (see onSlice): the next flush
+	// patches those endpoints only, unless the service is in services.
+	slices map[types.NamespacedName]sliceChange
 }
-
-// conditionChange is a slice replaced by one that differs in its
-// endpoints' conditions only.
-type conditionChange struct{ old, cur *sliceInfo }
 
 func newDirtySet() dirtySet {
 	return dirtySet{
 		services: set[types.NamespacedName]{}, pods: set[types.NamespacedName]{},
-		patches: map[types.NamespacedName][]types.NamespacedName{}, conditions: map[types.NamespacedName]conditionChange{},
-		members: map[types.NamespacedName]memberChange{},
+		patches: map[types.NamespacedName][]types.NamespacedName{}, slices: map[types.NamespacedName]sliceChange{},
 	}
 }
 
@@ -70,15 +60,10 @@ func (d *dirtySet) reset() {
 	} else {
 		clear(d.patches)
 	}
-	if len(d.conditions) > maxReusedDirty {
-		d.conditions = map[types.NamespacedName]conditionChange{}
+	if len(d.slices) > maxReusedDirty {
+		d.slices = map[types.NamespacedName]sliceChange{}
 	} else {
-		clear(d.conditions)
-	}
-	if len(d.members) > maxReusedDirty {
-		d.members = map[types.NamespacedName]memberChange{}
-	} else {
-		clear(d.members)
+		clear(d.slices)
 	}
 }
 
@@ -87,9 +72,8 @@ func (d *dirtySet) reset() {
 // to the full path.
 func (d *dirtySet) has(svc types.NamespacedName) bool {
 	_, full := d.services[svc]
-	_, patched := d.conditions[svc]
-	_, members := d.members[svc]
-	return full || patched || members
+	_, patched := d.slices[svc]
+	return full || patched
 }
 
 // markService and markPod mark a service or a pod dirty. Before the
@@ -129,28 +113,50 @@ func (c *Controller) onService(key types.NamespacedName, svc *corev1.Service) {
 
 // onSlice: the services owning the slice before and after change; or,
 // when the slice's change is one its service's endpoints can be patched
-// for, that change. Each of the service's addresses must be an endpoint
-// of its own (no endpointsShape joined). A change of the endpoints'
-// conditions alone patches their health (see conditionsOnly); a slice
-// added, removed, or listing other endpoints patches the service's list
-// with the endpoints it lost or gained (see membersOnly).
+// for (see sliceChangeOf), that change. Each of the service's addresses
+// must be an endpoint of its own (no endpointsShape joined).
 func (c *Controller) onSlice(key types.NamespacedName, s *sliceInfo) {
 	old := c.objs.slice(key)
 	touched := c.objs.setSlice(key, s)
 	if c.primed && len(touched) == 1 && c.objs.shapes[touched[0]]&joined == 0 && !c.dirty.has(touched[0]) {
-		svc := touched[0]
-		if conditionsOnly(old, s) {
-			c.dirty.conditions[svc] = conditionChange{old: old, cur: s}
-			return
-		}
-		if ch, ok := membersOnly(old, s); ok {
-			c.dirty.members[svc] = ch
+		if ch, ok := sliceChangeOf(old, s); ok {
+			c.dirty.slices[touched[0]] = ch
 			return
 		}
 	}
 	for _, svc := range touched {
 		c.markService(svc)
 	}
+}
+
+// sliceChange is a slice added (old nil), removed (cur nil), or replaced
+// by one that differs in which endpoints it lists (each of one address,
+// matched by address) and in their conditions only.
+type sliceChange struct {
+	old, cur *sliceInfo
+	// gone indexes old's endpoints whose addresses cur lacks, ascending;
+	// added indexes cur's endpoints whose addresses old lacks, ascending;
+	// changed indexes cur's other endpoints whose conditions changed.
+	gone, added, changed []int
+	// aligned is set when old and cur list the same addresses at the
+	// same indexes (conditionsOnly): the endpoints whose conditions
+	// changed are then found by comparing the two index by index, and
+	// not listed in changed, which would cost the most common change of
+	// all an allocation.
+	aligned bool
+}
+
+// sliceChangeOf returns the change from old to cur when its service's
+// endpoints can be patched for it: a change of the endpoints' conditions
+// alone (see conditionsOnly), or of which endpoints the slice lists (see
+// membersOnly). The first, a readiness flip, is the most common change
+// of all, and conditionsOnly tells it by comparing the two slices index
+// by index, where membersOnly matches their addresses through a map.
+func sliceChangeOf(old, cur *sliceInfo) (sliceChange, bool) {
+	if conditionsOnly(old, cur) {
+		return sliceChange{old: old, cur: cur, aligned: true}, true
+	}
+	return membersOnly(old, cur)
 }
 
 // conditionsOnly reports whether cur differs from old in its endpoints'
@@ -180,17 +186,6 @@ func conditionsOnly(old, cur *sliceInfo) bool {
 	return true
 }
 
-// memberChange is a slice added (old nil), removed (cur nil), or
-// replaced by one that lists other endpoints, each of one address, as
-// membersOnly found it. Endpoints are matched by address.
-type memberChange struct {
-	old, cur *sliceInfo
-	// gone indexes old's endpoints whose addresses cur lacks, ascending;
-	// added indexes cur's endpoints whose addresses old lacks, ascending;
-	// changed indexes cur's other endpoints whose conditions changed.
-	gone, added, changed []int
-}
-
 // maxPatchedMembers is the number of endpoints a slice may gain above
 // which its change recomputes the service: each endpoint gained is
 // checked against every endpoint of the service's other slices.
@@ -204,10 +199,10 @@ const maxPatchedMembers = 16
 // ports and addresses (so that the service's diagnostics stay as they
 // are; a slice added or removed must have none). An address in both must
 // name the same pod and node. Whether the endpoints gained are new to the
-// service is left to the patch (see Controller.patchMembers), which reads
+// service is left to the patch (see Controller.patchSlice), which reads
 // the service's other slices.
-func membersOnly(old, cur *sliceInfo) (memberChange, bool) {
-	ch := memberChange{old: old, cur: cur}
+func membersOnly(old, cur *sliceInfo) (sliceChange, bool) {
+	ch := sliceChange{old: old, cur: cur}
 	for _, s := range [...]*sliceInfo{old, cur} {
 		if s == nil {
 			continue

@@ -163,7 +163,7 @@ func TestMembershipPatchDecision(t *testing.T) {
 			c.mu.Lock()
 			before := c.recomputed
 			c.onSlice(types.NamespacedName{Namespace: "ns", Name: tt.slice}, info)
-			_, recorded := c.dirty.members[svc]
+			_, recorded := c.dirty.slices[svc]
 			c.flushLocked()
 			again := c.recomputed - before
 			c.mu.Unlock()

@@ -162,10 +162,11 @@ type dep struct {
 	ip   netip.Addr
 }
 
-// depSet is a service's recorded deps, kept in two right-sized arrays:
-// the pods and nodes by name, and the IPs. IP deps are rare (endpoints
-// without a Pod targetRef), so name deps do not pay for an address field
-// nor IP deps for names.
+// depSet is a service's recorded deps, kept in two arrays, right-sized
+// when the service's endpoints are computed (patchDeps may leave room
+// to spare) and held by no one else: the pods and nodes by name, and the
+// IPs. IP deps are rare (endpoints without a Pod targetRef), so name deps
+// do not pay for an address field nor IP deps for names.
 type depSet struct {
 	names []nameDep
 	ips   []netip.Addr

@@ -41,15 +41,9 @@ func (c *Controller) flushLocked() int {
 			n++
 		}
 	}
-	for key, ch := range c.dirty.conditions {
+	for key, ch := range c.dirty.slices {
 		if _, done := c.dirty.services[key]; !done {
-			c.patchConditions(key, ch)
-			n++
-		}
-	}
-	for key, ch := range c.dirty.members {
-		if _, done := c.dirty.services[key]; !done {
-			c.patchMembers(key, ch)
+			c.patchSlice(key, ch)
 			n++
 		}
 	}
@@ -57,72 +51,37 @@ func (c *Controller) flushLocked() int {
 	return n
 }
 
-// patchConditions rewrites the health of the endpoints whose conditions
-// changed in one of the service's slices: what serviceEndpoints would
-// compute when nothing else changed (see onSlice, conditionsOnly). The
-// endpoint of a slice endpoint is the one whose primary address is the
-// slice endpoint's address, per service port; a withheld one has none.
-// c.mu must be held.
-func (c *Controller) patchConditions(key types.NamespacedName, ch conditionChange) {
+// patchSlice patches a service's endpoints for a change of one of its
+// slices that onSlice found patchable (see sliceChangeOf): it removes the
+// endpoints of the slice endpoints ch.old listed and ch.cur does not,
+// adds those of the ones ch.cur lists anew, and rewrites the health of
+// the ones whose conditions changed: what serviceEndpoints would compute
+// when nothing else changed. The endpoint of a slice endpoint is the one
+// whose primary address is the slice endpoint's address, per service
+// port; a withheld one has none. Unchanged endpoints keep their identity.
+//
+// The service's dependencies gain those of the endpoints added and lose
+// the pods and IPs of the ones removed; a node dependency stays until the
+// service is next recomputed (so a node's change may recompute it for
+// nothing in between), and its shape may gain offAddress but does not
+// lose it. When the slice gained or lost endpoints, the service is
+// recomputed instead where the patch would not be what a recomputation
+// makes: when an endpoint added or removed is pending its pod (a
+// diagnostic comes or goes), when an address or pod added is listed by
+// another of the service's slice endpoints (they would be joined), when
+// the namespace has WorkloadEntries (which a slice's address displaces),
+// or when the service is gone (its diagnostics name its slices). c.mu
+// must be held.
+func (c *Controller) patchSlice(key types.NamespacedName, ch sliceChange) {
+	membership := len(ch.gone)+len(ch.added) > 0
 	obj := c.objs.services[key]
 	if obj == nil || !c.namespaceSelected(key.Namespace) {
-		return // no endpoints published, and the diagnostics name slices only
-	}
-	svc, _ := c.convertService(key, obj)
-	health := endpointHealth
-	if svc.PublishNotReadyAddresses {
-		health = publishNotReadyHealth
-	}
-	prev := c.Reader.Endpoints(svc.Key(), registry.EndpointQuery{})
-	var out []*model.Endpoint // a copy of prev, once something changes
-	for i := range ch.cur.endpoints {
-		o, n := &ch.old.endpoints[i], &ch.cur.endpoints[i]
-		if o.conditions == n.conditions {
-			continue
+		if membership {
+			c.syncService(key)
 		}
-		h := health(n.conditions)
-		for _, p := range svc.Ports {
-			num, ok := ch.cur.ports.get(p.Name)
-			if !ok {
-				continue
-			}
-			probe := model.Endpoint{Addresses: n.addrs[:1], ServicePortName: p.Name, Cluster: c.opts.ClusterID, Port: num}
-			j := searchEndpoints(prev, &probe)
-			if j == len(prev) || model.CompareEndpoints(prev[j], &probe) != 0 || prev[j].Health == h {
-				continue // withheld, or unchanged
-			}
-			if out == nil {
-				out = slices.Clone(prev)
-			}
-			ep := new(model.Endpoint)
-			*ep = *prev[j]
-			ep.Health = h
-			out[j] = ep
-		}
+		return // no endpoints published
 	}
-	if out != nil {
-		c.store.SetEndpoints(svc.Key(), out)
-	}
-}
-
-// patchMembers removes from a service's endpoints those of the slice
-// endpoints ch.old listed and ch.cur does not, adds those of the ones
-// ch.cur lists anew, and rewrites the health of the ones whose conditions
-// changed: what serviceEndpoints would compute when nothing else changed
-// (see onSlice, membersOnly). The service's dependencies gain those of
-// the endpoints added and lose the pods and IPs of the ones removed; a
-// node dependency stays until the service is next recomputed (so a
-// node's change may recompute it for nothing in between), and its shape
-// may gain offAddress but does not lose it. The service is recomputed
-// instead when the patch would not be what a recomputation makes: when
-// an endpoint added or removed is pending its pod (a diagnostic comes or
-// goes), when an address or pod added is listed by another of the
-// service's slice endpoints (they would be joined), or when the
-// namespace has WorkloadEntries (which a slice's address displaces).
-// c.mu must be held.
-func (c *Controller) patchMembers(key types.NamespacedName, ch memberChange) {
-	obj := c.objs.services[key]
-	if obj == nil || !c.namespaceSelected(key.Namespace) || len(c.objs.entries[key.Namespace]) > 0 || !c.addedAreNew(key, ch) {
+	if membership && (len(c.objs.entries[key.Namespace]) > 0 || !c.addedAreNew(key, ch)) {
 		c.syncService(key)
 		return
 	}
@@ -137,12 +96,13 @@ func (c *Controller) patchMembers(key types.NamespacedName, ch memberChange) {
 	skey := svc.Key()
 	prev := c.Reader.Endpoints(skey, registry.EndpointQuery{})
 	var (
-		base         = prev // prev with the health rewritten: a copy once it is
-		rewritten    bool
-		gone         []int // indexes in prev of the endpoints removed
-		added        []*model.Endpoint
-		lost, gained []dep
-		shape        = c.objs.shapes[key]
+		base      = prev // prev with the health rewritten: a copy once it is
+		rewritten bool
+		gone      []int // indexes in prev of the endpoints removed
+		added     []*model.Endpoint
+		lost      []dep
+		gained    []dep
+		shape     = c.objs.shapes[key]
 	)
 	for _, i := range ch.gone {
 		e := &ch.old.endpoints[i]
@@ -169,15 +129,14 @@ func (c *Controller) patchMembers(key types.NamespacedName, ch memberChange) {
 			gone = append(gone, j)
 		}
 	}
-	for _, i := range ch.changed {
-		e := &ch.cur.endpoints[i]
+	rewrite := func(e *sliceEndpointInfo) { // the health of e's endpoints
 		h := health(e.conditions)
 		for _, p := range svc.Ports {
 			num, ok := ch.cur.ports.get(p.Name)
 			if !ok {
 				continue
 			}
-			probe := model.Endpoint{Addresses: e.addrs, ServicePortName: p.Name, Cluster: c.opts.ClusterID, Port: num}
+			probe := model.Endpoint{Addresses: e.addrs[:1], ServicePortName: p.Name, Cluster: c.opts.ClusterID, Port: num}
 			j := searchEndpoints(prev, &probe)
 			if j == len(prev) || model.CompareEndpoints(prev[j], &probe) != 0 || prev[j].Health == h {
 				continue // withheld, or unchanged
@@ -191,51 +150,54 @@ func (c *Controller) patchMembers(key types.NamespacedName, ch memberChange) {
 			base[j] = ep
 		}
 	}
+	if ch.aligned {
+		for i := range ch.cur.endpoints {
+			if ch.old.endpoints[i].conditions != ch.cur.endpoints[i].conditions {
+				rewrite(&ch.cur.endpoints[i])
+			}
+		}
+	}
+	for _, i := range ch.changed {
+		rewrite(&ch.cur.endpoints[i])
+	}
 	for _, i := range ch.added {
 		e := &ch.cur.endpoints[i]
 		se := sliceEndpoint{
 			addresses: e.addrs, pod: e.pod, nodeName: e.nodeName, conditions: e.conditions,
 			ports: ch.cur.ports, slice: ch.cur.name,
 		}
-		var pod *podInfo
-		if se.hasPod() {
-			gained = append(gained, dep{kind: depPod, name: se.pod})
-			if pod = c.lookupPod(se.pod); pod == nil {
-				c.syncService(key) // pending, with a diagnostic
-				return
-			}
-		} else {
-			gained = append(gained, dep{kind: depIP, ip: e.addrs[0]})
-			pod = c.podByIP(se.addresses)
+		var (
+			anon model.Endpoint
+			meta *model.Endpoint
+			off  bool
+		)
+		if meta, gained, off = c.sliceEndpointMeta(&se, gained, true, &anon); meta == nil {
+			c.syncService(key) // pending, with a diagnostic
+			return
 		}
-		var meta *model.Endpoint
-		if pod != nil {
-			if !slices.Contains(pod.addrs, e.addrs[0]) {
-				shape |= offAddress
-			}
-			gained = append(gained, dep{kind: depNode, name: types.NamespacedName{Name: pod.nodeName}})
-			meta = c.podEndpoint(pod, true)
-		} else {
-			gained = append(gained, dep{kind: depNode, name: types.NamespacedName{Name: se.nodeName}})
-			anon := anonymousEndpoint(se.addresses, se.nodeName, c.podEnv(se.nodeName))
-			meta = &anon
+		if off {
+			shape |= offAddress
 		}
 		added = appendSliceEndpoints(added, svc, &se, meta, health(se.conditions), nil)
 	}
-	c.objs.patchDeps(key, lost, gained)
-	c.objs.setShape(key, shape)
-	if len(gone)+len(added) == 0 && !rewritten {
-		return
+	if membership {
+		c.objs.patchDeps(key, lost, gained)
+		c.objs.setShape(key, shape)
 	}
-	slices.Sort(gone)
-	c.store.SetEndpoints(skey, spliceEndpoints(base, gone, added))
+	switch {
+	case len(gone)+len(added) > 0:
+		slices.Sort(gone)
+		c.store.SetEndpoints(skey, spliceEndpoints(base, gone, added))
+	case rewritten:
+		c.store.SetEndpoints(skey, base)
+	}
 }
 
 // addedAreNew reports whether every endpoint ch.cur gains has an address
 // and a pod (if it names one) that no other endpoint of the service's
 // slices lists: merging the slices again then makes it an endpoint of its
 // own. c.mu must be held.
-func (c *Controller) addedAreNew(key types.NamespacedName, ch memberChange) bool {
+func (c *Controller) addedAreNew(key types.NamespacedName, ch sliceChange) bool {
 	if len(ch.added) == 0 {
 		return true
 	}
@@ -847,34 +809,21 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 	defer reuse.reset(nil, 0) // no published list kept alive from here
 	for i := range ses {
 		se := &ses[i]
-		var pod *podInfo
-		if se.hasPod() {
-			deps = append(deps, dep{kind: depPod, name: se.pod})
-			if pod = c.lookupPod(se.pod); pod == nil {
-				diags = append(diags, model.Diagnostic{
-					Severity: model.Warning, Kind: "EndpointSlice", Namespace: key.Namespace, Name: se.slice,
-					Cluster: c.opts.ClusterID,
-					Message: fmt.Sprintf("endpoint %s pending: pod %s is not known yet; withheld until it arrives", se.addresses[0], se.pod),
-				})
-				continue
-			}
-		} else {
-			for _, a := range se.addresses {
-				deps = append(deps, dep{kind: depIP, ip: a})
-			}
-			pod = c.podByIP(se.addresses)
+		var (
+			anon model.Endpoint
+			meta *model.Endpoint
+			off  bool
+		)
+		if meta, deps, off = c.sliceEndpointMeta(se, deps, !initial, &anon); meta == nil {
+			diags = append(diags, model.Diagnostic{
+				Severity: model.Warning, Kind: "EndpointSlice", Namespace: key.Namespace, Name: se.slice,
+				Cluster: c.opts.ClusterID,
+				Message: fmt.Sprintf("endpoint %s pending: pod %s is not known yet; withheld until it arrives", se.addresses[0], se.pod),
+			})
+			continue
 		}
-		var meta *model.Endpoint
-		if pod != nil {
-			if !slices.Contains(pod.addrs, se.addresses[0]) {
-				s.shape |= offAddress
-			}
-			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: pod.nodeName}})
-			meta = c.podEndpoint(pod, !initial)
-		} else {
-			deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: se.nodeName}})
-			anon := anonymousEndpoint(se.addresses, se.nodeName, c.podEnv(se.nodeName))
-			meta = &anon
+		if off {
+			s.shape |= offAddress
 		}
 		eps = appendSliceEndpoints(eps, svc, se, meta, health(se.conditions), reuse)
 	}
@@ -909,6 +858,35 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 	deps = slices.Compact(deps)
 	s.keepDeps(deps)
 	return eps, diags, deps
+}
+
+// sliceEndpointMeta returns the metadata of se's endpoints (see
+// appendSliceEndpoints) and appends to deps what it is taken from: se's
+// targetRef pod, or else the pods holding se's addresses, and the node.
+// It returns nil for an endpoint whose targetRef pod is not known yet
+// (pending: withheld). off reports a pod's endpoint at an address that is
+// not the pod's (endpointsShape offAddress). The metadata of an endpoint
+// that no pod backs is written to scratch; memo is podEndpoint's.
+func (c *Controller) sliceEndpointMeta(se *sliceEndpoint, deps []dep, memo bool, scratch *model.Endpoint) (meta *model.Endpoint, _ []dep, off bool) {
+	var pod *podInfo
+	if se.hasPod() {
+		deps = append(deps, dep{kind: depPod, name: se.pod})
+		if pod = c.lookupPod(se.pod); pod == nil {
+			return nil, deps, false
+		}
+	} else {
+		for _, a := range se.addresses {
+			deps = append(deps, dep{kind: depIP, ip: a})
+		}
+		pod = c.podByIP(se.addresses)
+	}
+	if pod != nil {
+		deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: pod.nodeName}})
+		return c.podEndpoint(pod, memo), deps, !slices.Contains(pod.addrs, se.addresses[0])
+	}
+	deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: se.nodeName}})
+	*scratch = anonymousEndpoint(se.addresses, se.nodeName, c.podEnv(se.nodeName))
+	return scratch, deps, false
 }
 
 // endpointScratch is the memory one service's endpoint computation

@@ -42,6 +42,7 @@ func TestMembershipPatchDecision(t *testing.T) {
 			sliceObj("ns", "two-2", "two", discoveryv1.AddressTypeIPv4, 8081, sliceEP{addr: "10.0.0.2", pod: "b", ready: true}, sliceEP{addr: "10.0.0.3", ready: true}),
 			sliceObj("ns", "pending-1", "pending", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}, sliceEP{addr: "10.0.0.9", pod: "ghost", ready: true}),
 			sliceObj("ns", "unserved-1", "unserved", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}, sliceEP{addr: "10.0.0.9", pod: "ghost", ready: true}),
+			sliceObj("ns", "gone-2", "gone", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}),
 			sliceObj("ns", "dual-4", "dual", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.4", pod: "d", ready: true}),
 			sliceObj("ns", "dual-6", "dual", discoveryv1.AddressTypeIPv6, 8080, sliceEP{addr: "fd00::4", pod: "d", ready: true}),
 		}
@@ -94,6 +95,11 @@ func TestMembershipPatchDecision(t *testing.T) {
 			s.Endpoints = []discoveryv1.Endpoint{ep("10.0.0.3", "c", true)}
 		}, patched},
 		{"a slice deleted", "two-2", nil, patched},
+		{"an empty slice created", "one-2", func(*discoveryv1.EndpointSlice) {}, patched},
+		{"an empty slice of a missing service created", "gone-1", func(*discoveryv1.EndpointSlice) {}, recomputed},
+		{"a slice of a missing service gaining an endpoint", "gone-2", func(s *discoveryv1.EndpointSlice) {
+			s.Endpoints = append(s.Endpoints, ep("10.0.0.3", "c", true))
+		}, recomputed},
 		{"an endpoint of a pod not known yet added", "one-1", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = append(s.Endpoints, ep("10.0.0.8", "ghost", true))
 		}, recomputed},

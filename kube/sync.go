@@ -64,16 +64,16 @@ func (c *Controller) flushLocked() int {
 // the pods and IPs of the ones removed; a node dependency stays until the
 // service is next recomputed (so a node's change may recompute it for
 // nothing in between), and its shape may gain offAddress but does not
-// lose it. When the slice gained or lost endpoints, the service is
-// recomputed instead where the patch would not be what a recomputation
-// makes: when an endpoint added or removed is pending its pod (a
-// diagnostic comes or goes), when an address or pod added is listed by
-// another of the service's slice endpoints (they would be joined), when
-// the namespace has WorkloadEntries (which a slice's address displaces),
-// or when the service is gone (its diagnostics name its slices). c.mu
-// must be held.
+// lose it. When the slice was added or removed or gained or lost
+// endpoints, the service is recomputed instead where the patch would not
+// be what a recomputation makes: when an endpoint added or removed is
+// pending its pod (a diagnostic comes or goes), when an address or pod
+// added is listed by another of the service's slice endpoints (they
+// would be joined), when the namespace has WorkloadEntries (which a
+// slice's address displaces), or when the service is gone (its
+// diagnostics name its slices, even empty ones). c.mu must be held.
 func (c *Controller) patchSlice(key types.NamespacedName, ch sliceChange) {
-	membership := len(ch.gone)+len(ch.added) > 0
+	membership := ch.old == nil || ch.cur == nil || len(ch.gone)+len(ch.added) > 0
 	obj := c.objs.services[key]
 	if obj == nil || !c.namespaceSelected(key.Namespace) {
 		if membership {

@@ -95,7 +95,7 @@ func TestConvergence(t *testing.T) {
 				}
 				if !res.Converged() {
 					diverged.Add(1)
-					t.Errorf("seed %d diverged (replay: go test -race -run TestConvergence -convergence.seed=%d ./internal/reliability/)\n%s\ndump diff (-fresh +lived):\n%s",
+					t.Errorf("seed %d diverged (replay: go test -race ./internal/reliability/ -run TestConvergence -convergence.seed=%d)\n%s\ndump diff (-fresh +lived):\n%s",
 						seed, seed, seq.Describe(), res.Diff())
 				}
 			}

@@ -24,8 +24,11 @@ type entry struct {
 	// inline endpoints, or the host itself for DNS entries without
 	// endpoints and selector.
 	fixed map[model.Hostname][]*model.Endpoint
-	// selected holds the endpoints of the selected workloads.
-	selected []*model.Endpoint
+	// selectedKeys are the keys of the workloads the selector selects,
+	// sorted (compareWorkloadKeys); selected holds their endpoints, in
+	// that order.
+	selectedKeys []model.WorkloadKey
+	selected     []*model.Endpoint
 	// warnings are problems that did not stop the entry being used.
 	warnings []string
 }

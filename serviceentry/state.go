@@ -152,24 +152,52 @@ func (s *state) setWorkload(key model.WorkloadKey, namespace string, wi *model.W
 	}
 	for _, e := range s.selecting[namespace] {
 		if e.selects(old) || e.selects(wi) {
-			s.selectWorkloads(e)
+			s.reselect(e, key, e.selects(wi))
 			d.add(e.keys()...)
 		}
 	}
 }
 
-// selectWorkloads recomputes the endpoints of the workloads an entry
-// selects.
-func (s *state) selectWorkloads(e *entry) {
-	e.selected = nil
-	if e.selector == nil {
-		return
+// reselect records that the workload of key, which changed, is now
+// selected by e or not, and recomputes the endpoints of the workloads e
+// selects: a workload's change costs the entry its selected workloads,
+// not a scan of its namespace.
+func (s *state) reselect(e *entry, key model.WorkloadKey, selected bool) {
+	i, found := slices.BinarySearchFunc(e.selectedKeys, key, compareWorkloadKeys)
+	switch {
+	case selected && !found:
+		e.selectedKeys = slices.Insert(e.selectedKeys, i, key)
+	case !selected && found:
+		e.selectedKeys = slices.Delete(e.selectedKeys, i, i+1)
 	}
-	ws := s.workloads[e.ref.Namespace]
-	for _, k := range slices.SortedFunc(maps.Keys(ws), compareWorkloadKeys) {
-		if w := ws[k]; e.selects(w) {
-			e.selected = append(e.selected, workloadEndpoints(w, e.ports, e.res, s.c)...)
+	s.selectedEndpoints(e)
+}
+
+// selectWorkloads finds the workloads a new or changed entry selects,
+// reading its namespace's, and recomputes their endpoints. Only the
+// workloads selected are sorted: an entry selecting the pods of one
+// Deployment in a namespace of thousands sorts those, not the
+// namespace's.
+func (s *state) selectWorkloads(e *entry) {
+	e.selectedKeys = nil
+	if e.selector != nil {
+		for k, w := range s.workloads[e.ref.Namespace] {
+			if e.selects(w) {
+				e.selectedKeys = append(e.selectedKeys, k)
+			}
 		}
+		slices.SortFunc(e.selectedKeys, compareWorkloadKeys)
+	}
+	s.selectedEndpoints(e)
+}
+
+// selectedEndpoints recomputes the endpoints of the workloads e selects
+// (e.selectedKeys), in the order of their keys.
+func (s *state) selectedEndpoints(e *entry) {
+	e.selected = nil
+	ws := s.workloads[e.ref.Namespace]
+	for _, k := range e.selectedKeys {
+		e.selected = append(e.selected, workloadEndpoints(ws[k], e.ports, e.res, s.c)...)
 	}
 }
 

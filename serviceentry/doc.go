@@ -10,7 +10,10 @@
 // a StaticSource whose objects are added, replaced and deleted from code,
 // for manifests (see internal/manifest), tests and control planes that get
 // their configuration elsewhere. Pods reach workloadSelectors through
-// HandleWorkload, wired to the kube controller by the aggregate.
+// HandleWorkload, wired to the kube controller by the aggregate. An entry
+// keeps the workloads it selects: a pod's or WorkloadEntry's change costs
+// the entries selecting it their selected workloads' endpoints, not a
+// scan of the namespace.
 //
 // # Conversion
 //

@@ -288,21 +288,28 @@ func TestRandomMembershipPatchesMatchRecompute(t *testing.T) {
 			c := startController(t, f, Options{})
 			ctx := context.Background()
 			slicesAPI, podsAPI := f.DiscoveryV1().EndpointSlices("ns"), f.CoreV1().Pods("ns")
+			// randomSlice draws the key of one of the world's slices.
+			randomSlice := func() (string, bool) {
+				var keys []string
+				for _, k := range slices.Sorted(maps.Keys(world)) {
+					if strings.HasPrefix(k, "slice/") {
+						keys = append(keys, k)
+					}
+				}
+				if len(keys) == 0 {
+					return "", false
+				}
+				return keys[r.IntN(len(keys))], true
+			}
 			var history []string
 			for range steps {
 				var err error
 				switch op := r.IntN(11); {
 				case op < 6: // a slice's endpoints change
-					var names []string
-					for _, k := range slices.Sorted(maps.Keys(world)) {
-						if strings.HasPrefix(k, "slice/") {
-							names = append(names, k)
-						}
-					}
-					if len(names) == 0 {
+					key, ok := randomSlice()
+					if !ok {
 						continue
 					}
-					key := names[r.IntN(len(names))]
 					s := world[key].(*discoveryv1.EndpointSlice).DeepCopy()
 					var did []string
 					for range 1 + r.IntN(3) {
@@ -335,16 +342,10 @@ func TestRandomMembershipPatchesMatchRecompute(t *testing.T) {
 					history = append(history, fmt.Sprintf("slice %s created with %d endpoints", s.Name, len(s.Endpoints)))
 					_, err = slicesAPI.Create(ctx, s.DeepCopy(), metav1.CreateOptions{})
 				case op < 8: // a slice deleted
-					var names []string
-					for _, k := range slices.Sorted(maps.Keys(world)) {
-						if strings.HasPrefix(k, "slice/") {
-							names = append(names, k)
-						}
-					}
-					if len(names) == 0 {
+					key, ok := randomSlice()
+					if !ok {
 						continue
 					}
-					key := names[r.IntN(len(names))]
 					name := world[key].(*discoveryv1.EndpointSlice).Name
 					delete(world, key)
 					history = append(history, fmt.Sprintf("slice %s deleted", name))

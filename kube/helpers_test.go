@@ -3,6 +3,8 @@ package kube
 import (
 	"bytes"
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -269,4 +271,14 @@ func mergeAPISlices(in []*discoveryv1.EndpointSlice, cluster model.ClusterID) ([
 		infos[i] = newSliceInfo(s)
 	}
 	return mergeSlices(infos, cluster)
+}
+
+// worldObjects returns copies of a random test's objects, by key: what a
+// fresh controller is built from.
+func worldObjects(world map[string]runtime.Object) []runtime.Object {
+	var out []runtime.Object
+	for _, k := range slices.Sorted(maps.Keys(world)) {
+		out = append(out, world[k].DeepCopyObject())
+	}
+	return out
 }

@@ -277,14 +277,7 @@ func TestRandomMembershipPatchesMatchRecompute(t *testing.T) {
 					world[fmt.Sprintf("slice/%s-%d", svc, j)] = newSlice(svc, j)
 				}
 			}
-			objects := func() []runtime.Object {
-				var out []runtime.Object
-				for _, k := range slices.Sorted(maps.Keys(world)) {
-					out = append(out, world[k].DeepCopyObject())
-				}
-				return out
-			}
-			f := newFakeCluster(objects()...)
+			f := newFakeCluster(worldObjects(world)...)
 			c := startController(t, f, Options{})
 			ctx := context.Background()
 			slicesAPI, podsAPI := f.DiscoveryV1().EndpointSlices("ns"), f.CoreV1().Pods("ns")
@@ -375,7 +368,7 @@ func TestRandomMembershipPatchesMatchRecompute(t *testing.T) {
 					}
 				}
 				mustNot(t, err)
-				want := dump(t, startController(t, newFakeCluster(objects()...), Options{}))
+				want := dump(t, startController(t, newFakeCluster(worldObjects(world)...), Options{}))
 				waitDump(t, c, want, "after\n  "+strings.Join(history, "\n  ")+"\nthe registry (want: a fresh one's over the objects then)")
 			}
 		})

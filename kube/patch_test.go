@@ -193,14 +193,7 @@ func TestRandomPatchesMatchRecompute(t *testing.T) {
 					put("slice/"+name, s)
 				}
 			}
-			objects := func() []runtime.Object {
-				var out []runtime.Object
-				for _, k := range slices.Sorted(maps.Keys(world)) {
-					out = append(out, world[k].DeepCopyObject())
-				}
-				return out
-			}
-			f := newFakeCluster(objects()...)
+			f := newFakeCluster(worldObjects(world)...)
 			c := startController(t, f, Options{})
 			ctx := context.Background()
 			var history []string
@@ -235,7 +228,7 @@ func TestRandomPatchesMatchRecompute(t *testing.T) {
 				_, err := f.DiscoveryV1().EndpointSlices("ns").Update(ctx, s.DeepCopy(), metav1.UpdateOptions{})
 				mustNot(t, err)
 			}
-			want := dump(t, startController(t, newFakeCluster(objects()...), Options{}))
+			want := dump(t, startController(t, newFakeCluster(worldObjects(world)...), Options{}))
 			waitDump(t, c, want, "after\n  "+strings.Join(history, "\n  ")+"\nthe registry (want: a fresh one's over the final objects)")
 		})
 	}

@@ -120,9 +120,8 @@ func (c *Controller) patchSlice(key types.NamespacedName, ch sliceChange) {
 			if !ok {
 				continue
 			}
-			probe := model.Endpoint{Addresses: e.addrs, ServicePortName: p.Name, Cluster: c.opts.ClusterID, Port: num}
-			j := searchEndpoints(prev, &probe)
-			if j == len(prev) || model.CompareEndpoints(prev[j], &probe) != 0 {
+			j, ok := c.publishedAt(prev, e.addrs[0], p.Name, num)
+			if !ok {
 				c.syncService(key) // not what the last computation made
 				return
 			}
@@ -136,9 +135,8 @@ func (c *Controller) patchSlice(key types.NamespacedName, ch sliceChange) {
 			if !ok {
 				continue
 			}
-			probe := model.Endpoint{Addresses: e.addrs[:1], ServicePortName: p.Name, Cluster: c.opts.ClusterID, Port: num}
-			j := searchEndpoints(prev, &probe)
-			if j == len(prev) || model.CompareEndpoints(prev[j], &probe) != 0 || prev[j].Health == h {
+			j, ok := c.publishedAt(prev, e.addrs[0], p.Name, num)
+			if !ok || prev[j].Health == h {
 				continue // withheld, or unchanged
 			}
 			if !rewritten {
@@ -191,6 +189,15 @@ func (c *Controller) patchSlice(key types.NamespacedName, ch sliceChange) {
 	case rewritten:
 		c.store.SetEndpoints(skey, base)
 	}
+}
+
+// publishedAt returns the index in prev, a service's published list, of
+// the endpoint of the slice endpoint at addr on the service port named
+// port (number num in the slice), and whether it is there (not withheld).
+func (c *Controller) publishedAt(prev []*model.Endpoint, addr netip.Addr, port string, num uint32) (int, bool) {
+	probe := model.Endpoint{Addresses: []netip.Addr{addr}, ServicePortName: port, Cluster: c.opts.ClusterID, Port: num}
+	j := searchEndpoints(prev, &probe)
+	return j, j < len(prev) && model.CompareEndpoints(prev[j], &probe) == 0
 }
 
 // addedAreNew reports whether every endpoint ch.cur gains has an address

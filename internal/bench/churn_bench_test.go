@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"testing"
 	"time"
 
@@ -35,13 +36,15 @@ var (
 // cpu-ns/op is then the system's own cost of a change, and the "writes"
 // sub-benchmark is left out. The loop repeats a stream of 2,000 changes,
 // whose objects are in the processor's caches after the first pass:
-// -churn.stream sets its length.
+// -churn.stream sets its length. The sub-benchmark "floor-notify"
+// (FloorNotify) is the floor handing each change to a subscriber as a
+// registry does.
 func BenchmarkChurnLarge(b *testing.B) {
 	c, ok := Presets[*churnPreset]
 	if !ok {
 		b.Fatalf("-churn.preset: unknown preset %q", *churnPreset)
 	}
-	names := Systems
+	names := append(slices.Clone(Systems), FloorNotify)
 	if !*churnDeliver {
 		names = append([]string{writesAlone}, Systems...)
 	}
@@ -127,7 +130,7 @@ func benchChurn(b *testing.B, c Config, name string) {
 				b.Fatal(err)
 			}
 		}
-		if name != writesAlone && !await(seen, ch.key(name == Floor), &res) {
+		if name != writesAlone && !await(seen, ch.key(floorKeys(name)), &res) {
 			b.Fatalf("%s: no report of change %d (%s/%s)", name, i, ch.ns, ch.name)
 		}
 	}

@@ -310,7 +310,7 @@ func measureSystem(ctx context.Context, client *fake.Clientset, w *writer, sc *S
 			return r, err
 		}
 	}
-	r.Churn, err = runChurn(ctx, w, sys, name == Floor, stream)
+	r.Churn, err = runChurn(ctx, w, sys, floorKeys(name), stream)
 	stopProfile()
 	if err != nil {
 		return r, err
@@ -328,7 +328,7 @@ func measureSystem(ctx context.Context, client *fake.Clientset, w *writer, sc *S
 			return r, err
 		}
 	}
-	err = runDelivered(tap, sys, name == Floor, stream, ds, &r.Churn)
+	err = runDelivered(tap, sys, floorKeys(name), stream, ds, &r.Churn)
 	stopProfile()
 	if err != nil {
 		return r, err

@@ -71,6 +71,30 @@ func TestMarkdownOmitsAbsentFigures(t *testing.T) {
 	}
 }
 
+// TestMarkdownFloorNotifyColumn: the floor-notify variant, when measured,
+// gets a column and a ratio of its own, before the registries'.
+func TestMarkdownFloorNotifyColumn(t *testing.T) {
+	r := sampleReport()
+	for _, pr := range r.Presets {
+		pr.Medians = append(pr.Medians, bench.SystemResult{System: bench.FloorNotify, SyncSeconds: 1.5 * pr.Medians[0].SyncSeconds,
+			Churn: bench.ChurnResult{DeliveredSteadyCPUPerChange: 12_000}})
+	}
+	var buf bytes.Buffer
+	if err := r.WriteMarkdown(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"| median of 1 runs | floor | floor-notify | ×floor | kube | ×floor |",
+		"| initial sync (wall) | 2.000 s | 3.000 s | 1.50× | 4.000 s | 2.00× |",
+		"| churn delivered to the watches, no write: CPU per change, median of 8 parts | 10.0 µs | 12.0 µs | 1.20× | 25.0 µs | 2.50× |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestPlotSVGWellFormed(t *testing.T) {
 	var buf bytes.Buffer
 	if err := sampleReport().PlotSVG(&buf); err != nil {

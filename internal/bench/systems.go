@@ -26,6 +26,18 @@ const (
 // Systems lists the systems a run measures, floor first.
 var Systems = []string{Floor, Kube, Aggregate}
 
+// FloorNotify is the floor whose update handler hands each change to a
+// subscriber through a registry.Notifier, as every meshreg registry
+// hands its events, and reports it from the subscriber's goroutine. It
+// is not a registry and not in Systems: BenchmarkChurnLarge measures it
+// to tell what the delivery of an event to a subscriber adds to the
+// floor's cost of a change, before any conversion or index.
+const FloorNotify = "floor-notify"
+
+// floorKeys reports whether system name reports changes by the changed
+// object's key (change.floorKey) rather than by service hostname.
+func floorKeys(name string) bool { return name == Floor || name == FloorNotify }
+
 // system is one thing measured over a preloaded clientset.
 type system interface {
 	// start starts it; stop (after start) stops it and waits.
@@ -62,10 +74,25 @@ type floorSystem struct {
 	factory informers.SharedInformerFactory
 	regs    []cache.ResourceEventHandlerRegistration
 	stopCh  chan struct{}
+	// unsub ends the subscription of a FloorNotify; nil for the floor.
+	unsub func()
 }
 
-func newFloor(client kubernetes.Interface) (*floorSystem, error) {
+// newFloor returns the floor, or with notify the FloorNotify variant.
+func newFloor(client kubernetes.Interface, notify bool) (*floorSystem, error) {
 	f := &floorSystem{factory: informers.NewSharedInformerFactory(client, 0), stopCh: make(chan struct{})}
+	report := f.call
+	if notify {
+		// The event carries the changed object's key as its service's
+		// hostname.
+		var n registry.Notifier
+		f.unsub = n.Subscribe(registry.HandlerFuncs{
+			EndpointsFunc: func(e registry.EndpointsEvent) { f.call(string(e.Service.Hostname)) },
+		}, nil)
+		report = func(key string) {
+			n.Notify(registry.EndpointsEvent{Service: model.ServiceKey{Hostname: model.Hostname(key)}})
+		}
+	}
 	for kind, in := range map[string]cache.SharedIndexInformer{
 		"Service":       f.factory.Core().V1().Services().Informer(),
 		"EndpointSlice": f.factory.Discovery().V1().EndpointSlices().Informer(),
@@ -75,7 +102,7 @@ func newFloor(client kubernetes.Interface) (*floorSystem, error) {
 			AddFunc: func(any) {},
 			UpdateFunc: func(_, obj any) {
 				if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
-					f.call(kind + "/" + key)
+					report(kind + "/" + key)
 				}
 			},
 			DeleteFunc: func(any) {},
@@ -96,6 +123,9 @@ func (f *floorSystem) start(context.Context) error {
 func (f *floorSystem) stop() {
 	close(f.stopCh)
 	f.factory.Shutdown()
+	if f.unsub != nil {
+		f.unsub()
+	}
 }
 
 func (f *floorSystem) synced() bool {
@@ -222,8 +252,8 @@ func (r *registrySystem) synced() bool {
 func (r *registrySystem) discovery() registry.Discovery { return r.reg }
 
 func newSystem(name string, client kubernetes.Interface, sc *Scenario, withServiceEntries bool) (system, error) {
-	if name == Floor {
-		return newFloor(client)
+	if floorKeys(name) {
+		return newFloor(client, name == FloorNotify)
 	}
 	return newRegistry(name, client, sc, withServiceEntries)
 }

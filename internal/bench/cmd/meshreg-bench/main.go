@@ -32,7 +32,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	presets := fs.String("preset", "small", "comma-separated presets: "+strings.Join(bench.PresetNames, ", "))
 	runs := fs.Int("runs", 3, "runs per preset; figures are medians")
 	changes := fs.Int("changes", 2000, "length of the churn stream")
-	systems := fs.String("systems", strings.Join(bench.Systems, ","), "systems to measure")
+	systems := fs.String("systems", strings.Join(bench.Systems, ","), "systems to measure, of floor, kube, aggregate and floor-notify (the floor handing each change to a subscriber as a registry does; measured only when named)")
 	withSE := fs.Bool("serviceentries", false, "add the scenario's ServiceEntries to the aggregate")
 	benchtime := fs.String("benchtime", "300ms", "benchtime of each query benchmark")
 	noQueries := fs.Bool("noqueries", false, "skip the query benchmarks")

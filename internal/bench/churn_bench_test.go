@@ -46,7 +46,7 @@ func BenchmarkChurnLarge(b *testing.B) {
 	}
 	names := append(slices.Clone(Systems), FloorNotify)
 	if !*churnDeliver {
-		names = append([]string{writesAlone}, Systems...)
+		names = append([]string{writesAlone}, names...)
 	}
 	for _, name := range names {
 		b.Run(name, func(b *testing.B) { benchChurn(b, c, name) })

@@ -29,9 +29,10 @@ var Systems = []string{Floor, Kube, Aggregate}
 // FloorNotify is the floor whose update handler hands each change to a
 // subscriber through a registry.Notifier, as every meshreg registry
 // hands its events, and reports it from the subscriber's goroutine. It
-// is not a registry and not in Systems: BenchmarkChurnLarge measures it
-// to tell what the delivery of an event to a subscriber adds to the
-// floor's cost of a change, before any conversion or index.
+// is not a registry and not in Systems: BenchmarkChurnLarge measures it,
+// and a harness run whose Options.Systems names it, to tell what the
+// delivery of an event to a subscriber adds to the floor's cost of a
+// change, before any conversion or index.
 const FloorNotify = "floor-notify"
 
 // floorKeys reports whether system name reports changes by the changed

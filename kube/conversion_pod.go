@@ -35,7 +35,8 @@ type podEnv struct {
 // podEndpoint returns the metadata an endpoint takes from its pod: labels
 // (with the topology labels, see endpointLabels), locality, network,
 // cluster, SPIFFE identity, TLS mode, node and workload. Addresses are the
-// pod's; Port and ServicePortName are zero and Health is Healthy.
+// pod's; Port and ServicePortName are zero, Health is Healthy and
+// Serving true.
 func podEndpoint(pod *podInfo, env podEnv) model.Endpoint {
 	addrs := pod.addrs
 	loc := podLocality(pod.labels, env.node)
@@ -49,6 +50,7 @@ func podEndpoint(pod *podInfo, env podEnv) model.Endpoint {
 		ServiceAccount:    model.SpiffeIdentity(env.trustDomain, pod.namespace, pod.serviceAccount),
 		TLSMode:           model.ParseTLSMode(pod.labels[labelTLSMode]),
 		NodeName:          pod.nodeName,
+		Serving:           true,
 		WorkloadKind:      model.KindPod,
 		WorkloadNamespace: pod.namespace,
 		WorkloadName:      pod.name,
@@ -66,6 +68,7 @@ func anonymousEndpoint(addrs []netip.Addr, nodeName string, env podEnv) model.En
 		Network:  network,
 		Cluster:  env.cluster,
 		NodeName: nodeName,
+		Serving:  true,
 	}
 }
 

@@ -80,12 +80,12 @@ func TestPodWorkload(t *testing.T) {
 					Addresses: []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("fd00::1")},
 					Labels:    map[string]string{"app": "a", labelTLSMode: "istio", labelCluster: "c1", labelNetwork: "net-cidr", labelRegion: "r", labelZone: "z"},
 					Locality:  model.Locality{Region: "r", Zone: "z"}, Network: "net-cidr", Cluster: "c1",
-					ServiceAccount: "spiffe://td/ns/ns/sa/sa", TLSMode: model.TLSIstio, NodeName: "n1",
+					ServiceAccount: "spiffe://td/ns/ns/sa/sa", TLSMode: model.TLSIstio, NodeName: "n1", Serving: true,
 					WorkloadKind: model.KindPod, WorkloadNamespace: "ns", WorkloadName: "p",
 				}}
 			tt.want(want)
 			if !got.Equals(want) {
-				t.Errorf("mismatch (-want +got):\n%s", cmp.Diff(want, got))
+				t.Errorf("mismatch (-want +got):\n%s", cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })))
 			}
 		})
 	}

@@ -244,39 +244,49 @@ func (m *sliceMerger) merge(in iter.Seq[*sliceInfo], cluster model.ClusterID) (o
 	return out, diags, oneToOne
 }
 
-// endpointHealth maps EndpointSlice conditions to a health status:
+// endpointState is what an endpoint's slice conditions say of it: its
+// health and whether it serves (model.Endpoint's Health and Serving).
+type endpointState struct {
+	health  model.HealthStatus
+	serving bool
+}
+
+// endpointHealth maps EndpointSlice conditions to an endpoint's state:
 // ready → Healthy; serving and terminating → Draining; terminating →
 // Terminating; else Unhealthy. An unset ready or serving condition counts
 // as true, an unset terminating as false (the API's meaning of unset).
-func endpointHealth(c conditions) model.HealthStatus {
+// Serving is the serving condition.
+func endpointHealth(c conditions) endpointState {
 	ready := c.ready.or(true)
 	serving := c.serving.or(ready)
 	terminating := c.terminating.or(false)
+	st := endpointState{health: model.Unhealthy, serving: serving}
 	switch {
 	case ready:
-		return model.Healthy
+		st.health = model.Healthy
 	case terminating && serving:
-		return model.Draining
+		st.health = model.Draining
 	case terminating:
-		return model.Terminating
+		st.health = model.Terminating
 	}
-	return model.Unhealthy
+	return st
 }
 
-// publishNotReadyHealth is the health of every endpoint of a Service with
-// publishNotReadyAddresses: Healthy, whatever the conditions say.
-func publishNotReadyHealth(conditions) model.HealthStatus {
-	return model.Healthy
+// publishNotReadyHealth is the state of every endpoint of a Service with
+// publishNotReadyAddresses: Healthy and serving, whatever the conditions
+// say.
+func publishNotReadyHealth(conditions) endpointState {
+	return endpointState{health: model.Healthy, serving: true}
 }
 
 // appendSliceEndpoints appends to eps the endpoints of one sliceEndpoint,
 // one per service port the slice serves (a slice port of the same name),
 // sharing meta's labels. meta carries the workload's metadata; its ports
-// and health are replaced, and its addresses too unless they are the
+// and health state are replaced, and its addresses too unless they are the
 // slice endpoint's (the usual case: meta's are then the pod's, kept
 // immutable). An endpoint equal to one that r holds, the service's current
 // list, is taken from it (see endpointReuser); r may be nil.
-func appendSliceEndpoints(eps []*model.Endpoint, svc *model.Service, se *sliceEndpoint, meta *model.Endpoint, health model.HealthStatus, r *endpointReuser) []*model.Endpoint {
+func appendSliceEndpoints(eps []*model.Endpoint, svc *model.Service, se *sliceEndpoint, meta *model.Endpoint, st endpointState, r *endpointReuser) []*model.Endpoint {
 	var addrs []netip.Addr // se.addresses in an array of their own, once needed
 	for k, p := range svc.Ports {
 		num, ok := se.ports.get(p.Name)
@@ -292,7 +302,7 @@ func appendSliceEndpoints(eps []*model.Endpoint, svc *model.Service, se *sliceEn
 		ep.Hostname = ""
 		ep.Port = num
 		ep.ServicePortName = p.Name
-		ep.Health = health
+		ep.Health, ep.Serving = st.health, st.serving
 		if old := r.find(k, &ep); old != nil {
 			eps = append(eps, old)
 			continue

@@ -32,10 +32,10 @@ func TestEndpointHealth(t *testing.T) {
 		{"terminating, not serving", discoveryv1.EndpointConditions{Ready: fal, Serving: fal, Terminating: tru}, model.Terminating},
 	}
 	for _, tt := range tests {
-		if got := endpointHealth(newConditions(tt.c)); got != tt.want {
+		if got := endpointHealth(newConditions(tt.c)).health; got != tt.want {
 			t.Errorf("%s: endpointHealth = %v, want %v", tt.name, got, tt.want)
 		}
-		if got := publishNotReadyHealth(newConditions(tt.c)); got != model.Healthy {
+		if got := publishNotReadyHealth(newConditions(tt.c)).health; got != model.Healthy {
 			t.Errorf("%s: publishNotReadyHealth = %v, want Healthy", tt.name, got)
 		}
 	}
@@ -131,8 +131,8 @@ func TestMergeSlices(t *testing.T) {
 				for _, a := range g.addresses {
 					as = append(as, a.String())
 				}
-				if strings.Join(as, ",") != w.addrs || g.pod.Name != w.pod || g.slice != w.slice || endpointHealth(g.conditions) == model.Healthy != w.ready {
-					t.Errorf("endpoint %d = %v pod %q slice %q health %v; want %+v", i, as, g.pod.Name, g.slice, endpointHealth(g.conditions), w)
+				if strings.Join(as, ",") != w.addrs || g.pod.Name != w.pod || g.slice != w.slice || endpointHealth(g.conditions).health == model.Healthy != w.ready {
+					t.Errorf("endpoint %d = %v pod %q slice %q health %v; want %+v", i, as, g.pod.Name, g.slice, endpointHealth(g.conditions).health, w)
 				}
 				if !slices.Equal(as, func() []string {
 					var s []string
@@ -166,7 +166,7 @@ func TestSliceEndpoints(t *testing.T) {
 	svc := &model.Service{Ports: []model.Port{{Name: "http", Port: 80}, {Name: "grpc", Port: 90}}}
 	se := &sliceEndpoint{addresses: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, ports: portNumbers{{name: "http", num: 8080}, {name: "other", num: 1}}}
 	meta := &model.Endpoint{Cluster: "c1", Labels: map[string]string{"a": "b"}}
-	got := appendSliceEndpoints(nil, svc, se, meta, model.Draining, nil)
+	got := appendSliceEndpoints(nil, svc, se, meta, endpointState{health: model.Draining, serving: true}, nil)
 	if len(got) != 1 || got[0].Port != 8080 || got[0].ServicePortName != "http" || got[0].Health != model.Draining || got[0].Cluster != "c1" {
 		t.Errorf("appendSliceEndpoints = %+v", got)
 	}
@@ -176,11 +176,11 @@ func TestSliceEndpoints(t *testing.T) {
 
 	// An equal endpoint in the previous list is reused; a changed one is
 	// not.
-	again := appendSliceEndpoints(nil, svc, se, meta, model.Draining, reuserOf(got, svc))
+	again := appendSliceEndpoints(nil, svc, se, meta, endpointState{health: model.Draining, serving: true}, reuserOf(got, svc))
 	if len(again) != 1 || again[0] != got[0] {
 		t.Errorf("unchanged endpoint not reused: %p vs %p", again[0], got[0])
 	}
-	changed := appendSliceEndpoints(nil, svc, se, meta, model.Healthy, reuserOf(got, svc))
+	changed := appendSliceEndpoints(nil, svc, se, meta, endpointState{health: model.Healthy, serving: true}, reuserOf(got, svc))
 	if len(changed) != 1 || changed[0] == got[0] || changed[0].Health != model.Healthy {
 		t.Errorf("changed endpoint reused: %+v", changed[0])
 	}
@@ -188,7 +188,7 @@ func TestSliceEndpoints(t *testing.T) {
 	// With the pod's addresses in meta, those are kept.
 	podAddrs := []netip.Addr{netip.MustParseAddr("10.0.0.1")}
 	meta.Addresses = podAddrs
-	own := appendSliceEndpoints(nil, svc, se, meta, model.Draining, nil)
+	own := appendSliceEndpoints(nil, svc, se, meta, endpointState{health: model.Draining, serving: true}, nil)
 	if &own[0].Addresses[0] != &podAddrs[0] {
 		t.Error("the pod's addresses were copied")
 	}

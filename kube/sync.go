@@ -129,14 +129,14 @@ func (c *Controller) patchSlice(key types.NamespacedName, ch sliceChange) {
 		}
 	}
 	rewrite := func(e *sliceEndpointInfo) { // the health of e's endpoints
-		h := health(e.conditions)
+		st := health(e.conditions)
 		for _, p := range svc.Ports {
 			num, ok := ch.cur.ports.get(p.Name)
 			if !ok {
 				continue
 			}
 			j, ok := c.publishedAt(prev, e.addrs[0], p.Name, num)
-			if !ok || prev[j].Health == h {
+			if !ok || (prev[j].Health == st.health && prev[j].Serving == st.serving) {
 				continue // withheld, or unchanged
 			}
 			if !rewritten {
@@ -144,7 +144,7 @@ func (c *Controller) patchSlice(key types.NamespacedName, ch sliceChange) {
 			}
 			ep := new(model.Endpoint)
 			*ep = *prev[j]
-			ep.Health = h
+			ep.Health, ep.Serving = st.health, st.serving
 			base[j] = ep
 		}
 	}
@@ -348,7 +348,7 @@ func (p *endpointPatch) apply(i int, meta *model.Endpoint) {
 	n.Hostname = ""
 	n.Port = ep.Port
 	n.ServicePortName = ep.ServicePortName
-	n.Health = ep.Health
+	n.Health, n.Serving = ep.Health, ep.Serving
 	if n.Equals(ep) {
 		return
 	}

@@ -38,10 +38,21 @@ type Endpoint struct {
 	ServiceAccount string
 	// NodeName is the Kubernetes node the pod runs on; "" otherwise.
 	NodeName string
+	// PodHostname and PodSubdomain are the DNS names of a pod in a
+	// headless Service (StatefulSet pods): when the pod's spec.subdomain
+	// is set, its spec.hostname (else the pod's name) and that subdomain;
+	// "" otherwise, and for endpoints that are not pods.
+	PodHostname, PodSubdomain string
 	// TLSMode says whether the workload accepts Istio mutual TLS.
 	TLSMode TLSMode
 	// Health is the endpoint's health.
 	Health HealthStatus
+	// Serving reports whether the endpoint can serve traffic: for an
+	// EndpointSlice endpoint its serving condition (unset: its ready
+	// condition, as the API defines it), so that a consumer can keep a
+	// terminating endpoint that still serves; for any other endpoint,
+	// whether it is Healthy.
+	Serving bool
 	// WorkloadKind, WorkloadNamespace and WorkloadName name the Pod or
 	// WorkloadEntry behind the endpoint; zero when unknown.
 	WorkloadKind      WorkloadKind
@@ -122,6 +133,9 @@ func (e *Endpoint) Equals(o *Endpoint) bool {
 		e.Health == o.Health &&
 		e.Weight == o.Weight &&
 		e.NodeName == o.NodeName &&
+		e.PodHostname == o.PodHostname &&
+		e.PodSubdomain == o.PodSubdomain &&
+		e.Serving == o.Serving &&
 		e.WorkloadKind == o.WorkloadKind &&
 		e.WorkloadNamespace == o.WorkloadNamespace &&
 		e.WorkloadName == o.WorkloadName

@@ -59,10 +59,14 @@ const (
 	// Alias: the service is another name for ExternalName (Kubernetes
 	// ExternalName services).
 	Alias
+	// DynamicDNS: the client resolves the host it asked for, which
+	// matches the service's wildcard host, when it connects
+	// (ServiceEntries with resolution DYNAMIC_DNS; no endpoints).
+	DynamicDNS
 )
 
 // String returns the dump word: ClientSideLB, DNS, DNSRoundRobin,
-// Passthrough or Alias.
+// Passthrough, Alias or DynamicDNS.
 func (r Resolution) String() string {
 	switch r {
 	case ClientSideLB:
@@ -75,6 +79,8 @@ func (r Resolution) String() string {
 		return "Passthrough"
 	case Alias:
 		return "Alias"
+	case DynamicDNS:
+		return "DynamicDNS"
 	}
 	return fmt.Sprintf("Resolution(%d)", uint8(r))
 }

@@ -21,6 +21,7 @@ func TestEnumStrings(t *testing.T) {
 		{model.DNSRoundRobin, "DNSRoundRobin"},
 		{model.Passthrough, "Passthrough"},
 		{model.Alias, "Alias"},
+		{model.DynamicDNS, "DynamicDNS"},
 		{model.Resolution(9), "Resolution(9)"},
 		{model.Healthy, "Healthy"},
 		{model.Unhealthy, "Unhealthy"},

@@ -13,10 +13,12 @@ import (
 // DumpVersion is the version of the dump format this package writes.
 const DumpVersion = 1
 
-// Dump is a registry's state in the registry dump format (version 1): the
-// JSON contract between registry-dump and every tool or test that reads a
-// dump. Build one with NewDump; encode it with encoding/json or WriteJSON.
-// Lists are never nil, so they encode as [] rather than null.
+// Dump is a registry's state in the registry dump format (version 1,
+// DUMP-FORMAT.md at the repository's root): the JSON contract between
+// registry-dump and every tool or test that reads a dump. Fields are added
+// without a version change; readers ignore fields they do not know. Build
+// one with NewDump; encode it with encoding/json or WriteJSON. Lists and
+// maps are never nil, so they encode as [] and {} rather than null.
 type Dump struct {
 	Version     int              `json:"version"`
 	Services    []DumpService    `json:"services"`
@@ -38,7 +40,19 @@ type DumpService struct {
 	AutoAddresses     []string            `json:"autoAddresses"`
 	ExportTo          []string            `json:"exportTo"`
 	ExternalName      string              `json:"externalName"`
-	Endpoints         []DumpEndpoint      `json:"endpoints"`
+	// Selector is the Kubernetes Service's selector or the ServiceEntry's
+	// workloadSelector labels; {} when there is none.
+	Selector map[string]string `json:"selector"`
+	// ServiceAccounts are the identities the service's workloads may
+	// run as, sorted.
+	ServiceAccounts []string `json:"serviceAccounts"`
+	// TrafficDistribution is the Service's spec.trafficDistribution; ""
+	// when unset.
+	TrafficDistribution string `json:"trafficDistribution"`
+	// InternalTrafficPolicy is "Local" for a Service with
+	// internalTrafficPolicy Local, else "".
+	InternalTrafficPolicy string         `json:"internalTrafficPolicy"`
+	Endpoints             []DumpEndpoint `json:"endpoints"`
 }
 
 // DumpPort is a service port in a Dump.
@@ -46,6 +60,11 @@ type DumpPort struct {
 	Name     string `json:"name"`
 	Port     uint32 `json:"port"`
 	Protocol string `json:"protocol"`
+	// TargetPort is the numeric port endpoints listen on when the
+	// source says so, else 0; TargetPortName a Kubernetes Service's named
+	// targetPort, else "".
+	TargetPort     uint32 `json:"targetPort"`
+	TargetPortName string `json:"targetPortName"`
 }
 
 // DumpEndpoint is an endpoint in a Dump.
@@ -63,6 +82,15 @@ type DumpEndpoint struct {
 	Workload       string            `json:"workload"`
 	Labels         map[string]string `json:"labels"`
 	Weight         uint32            `json:"weight"`
+	// NodeName is the pod's node; Hostname and Subdomain its DNS names in
+	// a headless Service (see model.Endpoint.PodHostname); "" when not
+	// known.
+	NodeName  string `json:"nodeName"`
+	Hostname  string `json:"hostname"`
+	Subdomain string `json:"subdomain"`
+	// Serving is the endpoint's serving condition (see
+	// model.Endpoint.Serving).
+	Serving bool `json:"serving"`
 }
 
 // DumpWorkload is a workload instance in a Dump.
@@ -152,22 +180,31 @@ func (d *Dump) WriteJSON(w io.Writer) error {
 
 func dumpService(svc *model.Service, eps []*model.Endpoint) DumpService {
 	ds := DumpService{
-		Hostname:          string(svc.Hostname),
-		Namespace:         svc.Namespace,
-		Name:              svc.Name,
-		Provider:          svc.Provider.String(),
-		Resolution:        svc.Resolution.String(),
-		MeshExternal:      svc.MeshExternal,
-		Ports:             make([]DumpPort, 0, len(svc.Ports)),
-		Addresses:         map[string][]string{},
-		ExternalAddresses: map[string][]string{},
-		AutoAddresses:     make([]string, 0, len(svc.AutoAddresses)),
-		ExportTo:          slices.Sorted(slices.Values(svc.ExportTo)),
-		ExternalName:      svc.ExternalName,
-		Endpoints:         make([]DumpEndpoint, 0, len(eps)),
+		Hostname:            string(svc.Hostname),
+		Namespace:           svc.Namespace,
+		Name:                svc.Name,
+		Provider:            svc.Provider.String(),
+		Resolution:          svc.Resolution.String(),
+		MeshExternal:        svc.MeshExternal,
+		Ports:               make([]DumpPort, 0, len(svc.Ports)),
+		Addresses:           map[string][]string{},
+		ExternalAddresses:   map[string][]string{},
+		AutoAddresses:       make([]string, 0, len(svc.AutoAddresses)),
+		ExportTo:            slices.Sorted(slices.Values(svc.ExportTo)),
+		ExternalName:        svc.ExternalName,
+		Selector:            nonNilMap(svc.Selector),
+		ServiceAccounts:     append([]string{}, svc.ServiceAccounts...),
+		TrafficDistribution: svc.TrafficDistribution,
+		Endpoints:           make([]DumpEndpoint, 0, len(eps)),
+	}
+	if svc.InternalTrafficPolicyLocal {
+		ds.InternalTrafficPolicy = "Local"
 	}
 	for _, p := range svc.Ports {
-		ds.Ports = append(ds.Ports, DumpPort{Name: p.Name, Port: p.Port, Protocol: string(p.Protocol)})
+		ds.Ports = append(ds.Ports, DumpPort{
+			Name: p.Name, Port: p.Port, Protocol: string(p.Protocol),
+			TargetPort: p.TargetPort, TargetPortName: p.TargetPortName,
+		})
 	}
 	for c, vips := range svc.Addresses {
 		ds.Addresses[string(c)] = prefixStrings(vips)
@@ -198,6 +235,10 @@ func dumpService(svc *model.Service, eps []*model.Endpoint) DumpService {
 			Workload:       ep.Workload(),
 			Labels:         nonNilMap(ep.Labels),
 			Weight:         ep.Weight,
+			NodeName:       ep.NodeName,
+			Hostname:       ep.PodHostname,
+			Subdomain:      ep.PodSubdomain,
+			Serving:        ep.Serving,
 		})
 	}
 	return ds

@@ -105,10 +105,13 @@ func bookinfo() *fakeDiscovery {
 	external := &model.Service{
 		Hostname: "api.example.com", Namespace: "egress", Name: "api",
 		Provider: model.External, Resolution: model.DNS, MeshExternal: true,
-		Ports:         []model.Port{{Name: "https", Port: 443, Protocol: model.HTTPS}},
-		Addresses:     map[model.ClusterID][]netip.Prefix{"cluster-a": prefixes("192.168.0.0/16")},
-		AutoAddresses: addrs("240.240.0.1"),
-		ExportTo:      []string{"~"},
+		Ports:               []model.Port{{Name: "https", Port: 443, Protocol: model.HTTPS, TargetPort: 8443}},
+		Addresses:           map[model.ClusterID][]netip.Prefix{"cluster-a": prefixes("192.168.0.0/16")},
+		AutoAddresses:       addrs("240.240.0.1"),
+		ExportTo:            []string{"~"},
+		Selector:            map[string]string{"app": "api"},
+		ServiceAccounts:     []string{"spiffe://cluster.local/ns/egress/sa/api"},
+		TrafficDistribution: "PreferClose", InternalTrafficPolicyLocal: true,
 	}
 	ep := func(port, cluster string, n uint32, ips ...string) *model.Endpoint {
 		return &model.Endpoint{
@@ -131,7 +134,8 @@ func bookinfo() *fakeDiscovery {
 			},
 			external.Key(): {
 				{ServicePortName: "https", Cluster: "cluster-a", Port: 443, Hostname: "api.example.com", Weight: 3,
-					Locality: model.Locality{Zone: "zone-x"}, Health: model.Draining},
+					Locality: model.Locality{Zone: "zone-x"}, Health: model.Draining, Serving: true,
+					NodeName: "node-1", PodHostname: "api-0", PodSubdomain: "api"},
 			},
 		},
 		workloads: []*model.WorkloadInstance{
@@ -206,6 +210,8 @@ func TestDumpNeverNull(t *testing.T) {
 			ExternalAddresses map[string]any `json:"externalAddresses"`
 			AutoAddresses     []any          `json:"autoAddresses"`
 			ExportTo          []string       `json:"exportTo"`
+			Selector          map[string]any `json:"selector"`
+			ServiceAccounts   []any          `json:"serviceAccounts"`
 			Endpoints         []struct {
 				Addresses []any          `json:"addresses"`
 				Labels    map[string]any `json:"labels"`
@@ -221,6 +227,7 @@ func TestDumpNeverNull(t *testing.T) {
 	}
 	s := got.Services[0]
 	if s.Ports == nil || s.Addresses == nil || s.ExternalAddresses == nil || s.AutoAddresses == nil ||
+		s.Selector == nil || s.ServiceAccounts == nil ||
 		s.Endpoints[0].Addresses == nil || s.Endpoints[0].Labels == nil ||
 		got.Workloads[0].Addresses == nil || got.Workloads[0].Labels == nil {
 		t.Errorf("an empty list or map is missing from the dump:\n%s", out)
@@ -326,7 +333,9 @@ func TestDumpGolden(t *testing.T) {
         {
           "name": "https",
           "port": 443,
-          "protocol": "HTTPS"
+          "protocol": "HTTPS",
+          "targetPort": 8443,
+          "targetPortName": ""
         }
       ],
       "addresses": {
@@ -342,6 +351,14 @@ func TestDumpGolden(t *testing.T) {
         "~"
       ],
       "externalName": "",
+      "selector": {
+        "app": "api"
+      },
+      "serviceAccounts": [
+        "spiffe://cluster.local/ns/egress/sa/api"
+      ],
+      "trafficDistribution": "PreferClose",
+      "internalTrafficPolicy": "Local",
       "endpoints": [
         {
           "servicePort": "https",
@@ -358,7 +375,11 @@ func TestDumpGolden(t *testing.T) {
           "health": "Draining",
           "workload": "",
           "labels": {},
-          "weight": 3
+          "weight": 3,
+          "nodeName": "node-1",
+          "hostname": "api-0",
+          "subdomain": "api",
+          "serving": true
         }
       ]
     }

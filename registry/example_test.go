@@ -35,7 +35,9 @@ func ExampleWriteJSON() {
 	//         {
 	//           "name": "http",
 	//           "port": 9080,
-	//           "protocol": "HTTP"
+	//           "protocol": "HTTP",
+	//           "targetPort": 0,
+	//           "targetPortName": ""
 	//         }
 	//       ],
 	//       "addresses": {
@@ -49,6 +51,10 @@ func ExampleWriteJSON() {
 	//         "*"
 	//       ],
 	//       "externalName": "",
+	//       "selector": {},
+	//       "serviceAccounts": [],
+	//       "trafficDistribution": "",
+	//       "internalTrafficPolicy": "",
 	//       "endpoints": [
 	//         {
 	//           "servicePort": "http",
@@ -65,7 +71,11 @@ func ExampleWriteJSON() {
 	//           "health": "Healthy",
 	//           "workload": "default/reviews-v1",
 	//           "labels": {},
-	//           "weight": 0
+	//           "weight": 0,
+	//           "nodeName": "",
+	//           "hostname": "",
+	//           "subdomain": "",
+	//           "serving": true
 	//         }
 	//       ]
 	//     }

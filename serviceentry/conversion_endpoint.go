@@ -58,7 +58,7 @@ func inlineEndpoints(se *networkingv1.ServiceEntry, ports []model.Port, c convCt
 // and without a selector: its host resolves itself, one endpoint per port
 // with the host as address, TLS disabled and no labels (as in Istio).
 func hostEndpoints(host model.Hostname, ports []model.Port, c convCtx) []*model.Endpoint {
-	base := model.Endpoint{Hostname: string(host), Cluster: c.Cluster}
+	base := model.Endpoint{Hostname: string(host), Cluster: c.Cluster, Serving: true}
 	return expand(base, nil, ports)
 }
 

@@ -109,7 +109,7 @@ func TestInlineEndpoints(t *testing.T) {
 	base := model.Endpoint{
 		Addresses: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, Labels: labels, Network: "n1",
 		Locality: model.Locality{Region: "r", Zone: "z"}, Cluster: "c1", Weight: 7, TLSMode: model.TLSIstio,
-		ServiceAccount: "spiffe://td.local/ns/ns/sa/sa",
+		ServiceAccount: "spiffe://td.local/ns/ns/sa/sa", Serving: true,
 	}
 	http, grpc := base, base
 	http.ServicePortName, http.Port = "http", 8080

@@ -56,6 +56,7 @@ func convertWorkloadEntry(we *networkingv1.WorkloadEntry, c convCtx) *model.Work
 	maps.Copy(labels, we.Labels)
 	ep := workloadEndpointBase(&we.Spec, labels, we.Namespace, c)
 	ep.Health = workloadEntryHealth(we)
+	ep.Serving = ep.Health == model.Healthy
 	ep.WorkloadKind = model.KindWorkloadEntry
 	ep.WorkloadNamespace = we.Namespace
 	ep.WorkloadName = we.Name
@@ -97,6 +98,7 @@ func workloadEndpointBase(w *v1alpha3.WorkloadEntry, labels map[string]string, n
 		Cluster:        c.Cluster,
 		ServiceAccount: model.SpiffeIdentity(c.TrustDomain, namespace, w.ServiceAccount),
 		Weight:         w.Weight,
+		Serving:        true,
 	}
 	setAddress(&ep, w.Address)
 	switch mode, ok := labels[labelTLSMode]; {

@@ -182,12 +182,12 @@ type EndpointBuilder struct {
 	ep model.Endpoint
 }
 
-// Endpoint starts a healthy endpoint at address and port (the port the
+// Endpoint starts a healthy, serving endpoint at address and port (the port the
 // workload listens on). An address that is not an IP is a hostname, as
 // for the endpoints of DNS ServiceEntries. The service port it serves is
 // unnamed until Port says otherwise.
 func Endpoint(address string, port uint32) *EndpointBuilder {
-	b := &EndpointBuilder{ep: model.Endpoint{Port: port}}
+	b := &EndpointBuilder{ep: model.Endpoint{Port: port, Serving: true}}
 	setAddress(&b.ep, address)
 	return b
 }
@@ -250,9 +250,18 @@ func (b *EndpointBuilder) IstioTLS() *EndpointBuilder {
 	return b
 }
 
-// Health sets the health (default Healthy).
+// Health sets the health (default Healthy), and Serving to whether h is
+// Healthy or Draining; call Serving after it to say otherwise.
 func (b *EndpointBuilder) Health(h model.HealthStatus) *EndpointBuilder {
 	b.ep.Health = h
+	b.ep.Serving = h == model.Healthy || h == model.Draining
+	return b
+}
+
+// Serving sets whether the endpoint serves (default true; see
+// model.Endpoint.Serving).
+func (b *EndpointBuilder) Serving(serving bool) *EndpointBuilder {
+	b.ep.Serving = serving
 	return b
 }
 

@@ -110,7 +110,7 @@ func TestEndpointBuilder(t *testing.T) {
 		Labels:  map[string]string{"app": "reviews"},
 		Cluster: "c1", Network: "net-1", Locality: model.Locality{Region: "us-east1", Zone: "us-east1-b"},
 		ServiceAccount: "spiffe://cluster.local/ns/default/sa/reviews",
-		TLSMode:        model.TLSIstio, Health: model.Draining, Weight: 3, NodeName: "node-1",
+		TLSMode:        model.TLSIstio, Health: model.Draining, Serving: true, Weight: 3, NodeName: "node-1",
 		WorkloadKind: model.KindPod, WorkloadNamespace: "default", WorkloadName: "reviews-1",
 	}
 	if !got.Equals(want) {

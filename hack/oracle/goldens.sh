@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs Istio's registry (the oracle, see ../shared/oracle/README.md from
+# the repository's parent) over every golden scenario in
+# testdata/scenarios and compares its answer with the scenario's
+# want.json, allowing the deliberate differences listed in
+# hack/oracle/allowed.txt (each with its reason, as the README's "Where
+# meshreg differs from Istio" states them).
+#
+#   hack/oracle/goldens.sh [SCENARIO-GLOB]
+#
+# ISTIO_DUMP is the oracle's binary (default /tmp/istio-dump, built as its
+# README says); ORACLE the oracle's directory (default ../shared/oracle).
+# Prints one block per scenario with differences and a summary line. A
+# development tool: CI does not run it.
+set -uo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$top"
+istio=${ISTIO_DUMP:-/tmp/istio-dump}
+oracle=${ORACLE:-$top/../shared/oracle}
+glob=${1:-*}
+allowed=$top/hack/oracle/allowed.txt
+out=${OUT:-$(mktemp -d)}; mkdir -p "$out"
+[ -x "$istio" ] || { echo "goldens.sh: no oracle binary at $istio (see $oracle/README.md)" >&2; exit 2; }
+
+pass=0 fail=0 skipped=0
+for dir in testdata/scenarios/$glob/; do
+  name=$(basename "$dir")
+  args=()
+  case $name in
+    se-*) args+=(-cluster "Kubernetes=$dir/config.yaml") ;;
+    *)
+      removed=""
+      [ -f "$dir/remove.txt" ] && removed=$(cat "$dir/remove.txt")
+      for f in "$dir"/cluster-*.yaml; do
+        id=$(basename "$f" .yaml); id=${id#cluster-}
+        if grep -qx "$id" <<<"$removed"; then continue; fi
+        args+=(-cluster "$id=$f")
+      done ;;
+  esac
+  if [ -f "$dir/options.json" ]; then
+    extra=$(python3 - "$dir/options.json" <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))
+unsupported = [k for k in o if k not in ("domainSuffix", "meshNetworks")]
+if unsupported:
+    print("SKIP " + ",".join(sorted(unsupported)))
+elif "domainSuffix" in o:
+    print("-domain-suffix " + o["domainSuffix"])
+PY
+)
+    case $extra in
+      SKIP*) echo "== $name: skipped (options the oracle cannot take: ${extra#SKIP })"; skipped=$((skipped+1)); continue ;;
+      *) args+=($extra) ;;
+    esac
+  fi
+  [ -f "$dir/mesh-networks.yaml" ] && args+=(-mesh-networks "$dir/mesh-networks.yaml")
+  if ! "$istio" "${args[@]}" > "$out/$name.istio.json" 2> "$out/$name.istio.err"; then
+    echo "== $name: oracle failed: $(tail -1 "$out/$name.istio.err")"; fail=$((fail+1)); continue
+  fi
+  if res=$("$oracle/compare/compare" -s "$name" -d "$allowed" "$out/$name.istio.json" "$dir/want.json" 2>&1); then
+    pass=$((pass+1))
+    if grep -q '^ALLOW' <<<"$res"; then echo "== $name: agrees, with allowed differences"; grep '^ALLOW' <<<"$res" | sed 's/^/   /'; fi
+  else
+    fail=$((fail+1)); echo "== $name: differs"; sed 's/^/   /' <<<"$res"
+  fi
+done
+echo "scenarios: $pass agree with Istio (allowed differences aside), $fail differ, $skipped skipped; dumps in $out"

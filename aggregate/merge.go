@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/meshreg/meshreg/internal/shards"
@@ -298,8 +300,9 @@ func compareKeys(a, b model.ServiceKey) int {
 // losing ServiceEntries are reported and contribute nothing. Versions of
 // the winning provider are merged: the first by cluster ID gives every
 // attribute, VIPs and external addresses are kept per cluster, service
-// accounts are unioned, and a version whose ports differ from the first's
-// is reported. Ordering by cluster ID, not by arrival, keeps the result a
+// accounts are unioned, and a version whose ports or other attributes
+// (resolution, mesh-external, external name, exportTo) differ from the
+// first's is reported. Ordering by cluster ID, not by arrival, keeps the result a
 // function of the objects alone.
 func mergeService(byShard shards.Map[*model.Service]) (*model.Service, []model.Diagnostic) {
 	if byShard.Len() == 0 {
@@ -352,6 +355,14 @@ func mergeService(byShard shards.Map[*model.Service]) (*model.Service, []model.D
 			}
 		}
 		accounts = append(accounts, svc.ServiceAccounts...)
+		if differ := attributeDifferences(first, svc); differ != "" {
+			diags = append(diags, model.Diagnostic{
+				Severity: model.Warning, Kind: kindOf(svc), Namespace: svc.Namespace, Name: svc.Name,
+				Cluster: sh.Cluster,
+				Message: fmt.Sprintf("%s differ from cluster %s's; the merged service uses cluster %s's",
+					differ, firstShard.Cluster, firstShard.Cluster),
+			})
+		}
 		if !slices.Equal(svc.Ports, first.Ports) {
 			diags = append(diags, model.Diagnostic{
 				Severity: model.Warning, Kind: kindOf(svc), Namespace: svc.Namespace, Name: svc.Name,
@@ -365,6 +376,42 @@ func mergeService(byShard shards.Map[*model.Service]) (*model.Service, []model.D
 	out.ServiceAccounts = slices.Compact(accounts)
 	return out, diags
 }
+
+// attributeDifferences names the attributes of svc, one cluster's view of
+// a service, that differ from first's, the view the merged service takes
+// them from (ports aside, which have a diagnostic of their own), with
+// both values: "resolution Passthrough (ClientSideLB), exportTo [.] ([*])".
+// It returns "" when they agree.
+func attributeDifferences(first, svc *model.Service) string {
+	var out []string
+	differ := func(name string, got, want any) {
+		out = append(out, fmt.Sprintf("%s %v (%v)", name, got, want))
+	}
+	if svc.Resolution != first.Resolution {
+		differ("resolution", svc.Resolution, first.Resolution)
+	}
+	if svc.MeshExternal != first.MeshExternal {
+		differ("meshExternal", svc.MeshExternal, first.MeshExternal)
+	}
+	if svc.ExternalName != first.ExternalName {
+		differ("externalName", quoted(svc.ExternalName), quoted(first.ExternalName))
+	}
+	if !slices.Equal(exportTo(svc), exportTo(first)) {
+		differ("exportTo", exportTo(svc), exportTo(first))
+	}
+	return strings.Join(out, ", ")
+}
+
+// exportTo returns a service's exportTo as the dump shows it: sorted,
+// ["*"] when empty.
+func exportTo(svc *model.Service) []string {
+	if len(svc.ExportTo) == 0 {
+		return []string{"*"}
+	}
+	return slices.Sorted(slices.Values(svc.ExportTo))
+}
+
+func quoted(s string) string { return strconv.Quote(s) }
 
 func kindOf(svc *model.Service) string {
 	if svc.Provider == model.External {

@@ -25,7 +25,10 @@ type Options struct {
 	// to is the receiving registry's cluster. Receivers apply their own
 	// rules too: a kube controller selects a WorkloadEntry of another
 	// cluster only when it is on no network or on the cluster's own.
-	// Default: nil, share every workload.
+	// Default: nil, ShareWithinCluster (as Istio: Pods of every cluster
+	// reach ServiceEntries, WorkloadEntries only the Services of their own
+	// cluster). ShareAcrossClusters hands WorkloadEntries to every
+	// cluster's Services too.
 	ShareWorkload func(w *model.WorkloadInstance, to model.ClusterID) bool
 
 	// SyncPollInterval is how often a replacement registry's sync is
@@ -39,7 +42,7 @@ func (o Options) defaults() Options {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.ShareWorkload == nil {
-		o.ShareWorkload = func(*model.WorkloadInstance, model.ClusterID) bool { return true }
+		o.ShareWorkload = ShareWithinCluster
 	}
 	if o.SyncPollInterval <= 0 {
 		o.SyncPollInterval = 50 * time.Millisecond
@@ -47,3 +50,20 @@ func (o Options) defaults() Options {
 	// SyncTimeout: 0 is the default (no timeout).
 	return o
 }
+
+// ShareWithinCluster is the default Options.ShareWorkload, Istio's rule:
+// every Pod is shared, so that ServiceEntry workloadSelectors select the
+// Pods of every cluster, and a WorkloadEntry only with the registries of
+// its own cluster (the config cluster's, for the entries of a
+// serviceentry controller reporting under the config cluster's ID), so
+// that a VM counts once, in the Services of that cluster.
+func ShareWithinCluster(w *model.WorkloadInstance, to model.ClusterID) bool {
+	return w.Kind != model.KindWorkloadEntry || w.Endpoint.Cluster == to
+}
+
+// ShareAcrossClusters is an Options.ShareWorkload that shares every
+// workload with every registry: WorkloadEntries then reach the Services
+// of every cluster (whose kube controllers still select only the entries
+// they can reach directly, see kube.Controller.HandleWorkload), and each
+// cluster's shard of a Service lists the entries it selects.
+func ShareAcrossClusters(*model.WorkloadInstance, model.ClusterID) bool { return true }

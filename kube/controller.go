@@ -141,11 +141,11 @@ func (c *Controller) Run(ctx context.Context) error {
 // HandleWorkload takes in a WorkloadEntry instance from outside (the
 // serviceentry controller, wired by the aggregate), so that this
 // cluster's Services can select it. Only events of kind
-// model.KindWorkloadEntry matter; others are ignored. A Service selects an
-// entry of its own namespace whose labels match its selector; the entry's
-// endpoints join the Service's endpoints in this cluster's shard, unless a
-// slice already lists the address. Safe for concurrent use, before or
-// during Run.
+// model.KindWorkloadEntry matter; others are ignored. A ClientSideLB
+// Service selects an entry of its own namespace whose labels match its
+// selector; the entry's endpoints join the Service's endpoints in this
+// cluster's shard, beside any slice endpoint at the same address. Safe
+// for concurrent use, before or during Run.
 func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
 	w := ev.Workload()
 	if w == nil || w.Kind != model.KindWorkloadEntry {

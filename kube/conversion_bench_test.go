@@ -82,7 +82,7 @@ func BenchmarkSliceToEndpoints(b *testing.B) {
 		var eps []*model.Endpoint
 		for i := range ses {
 			meta := podEndpoint(info, env)
-			eps = appendSliceEndpoints(eps, svc, &ses[i], &meta, endpointHealth(ses[i].conditions), nil)
+			eps = appendSliceEndpoints(eps, svc, &ses[i], &meta, endpointHealth(ses[i].conditions, false), nil)
 		}
 		if len(eps) != 200 {
 			b.Fatalf("%d endpoints", len(eps))

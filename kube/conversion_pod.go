@@ -34,7 +34,7 @@ type podEnv struct {
 
 // podEndpoint returns the metadata an endpoint takes from its pod: labels
 // (with the topology labels, see endpointLabels), locality, network,
-// cluster, SPIFFE identity, TLS mode, node and workload. Addresses are the
+// cluster, SPIFFE identity, TLS mode, node, DNS names and workload. Addresses are the
 // pod's; Port and ServicePortName are zero, Health is Healthy and
 // Serving true.
 func podEndpoint(pod *podInfo, env podEnv) model.Endpoint {
@@ -43,13 +43,15 @@ func podEndpoint(pod *podInfo, env podEnv) model.Endpoint {
 	network := resolveNetwork(pod.labels, addrs, env.network)
 	return model.Endpoint{
 		Addresses:         addrs,
-		Labels:            env.sharer.labels(pod.labels, loc, network, env.cluster),
+		Labels:            env.sharer.labels(pod.labels, loc, network, pod.nodeName, env.cluster),
 		Locality:          loc,
 		Network:           network,
 		Cluster:           env.cluster,
 		ServiceAccount:    model.SpiffeIdentity(env.trustDomain, pod.namespace, pod.serviceAccount),
 		TLSMode:           model.ParseTLSMode(pod.labels[labelTLSMode]),
 		NodeName:          pod.nodeName,
+		PodHostname:       pod.hostname,
+		PodSubdomain:      pod.subdomain,
 		Serving:           true,
 		WorkloadKind:      model.KindPod,
 		WorkloadNamespace: pod.namespace,
@@ -57,14 +59,15 @@ func podEndpoint(pod *podInfo, env podEnv) model.Endpoint {
 	}
 }
 
-// anonymousEndpoint returns the metadata of an endpoint whose pod is not
-// known (no targetRef, and no pod with its address): only the topology of
-// its node and address. Addresses are set by the caller.
+// anonymousEndpoint returns the metadata of an endpoint that no pod
+// backs (no targetRef, and no pod lending its metadata by IP): its
+// cluster, the network of its address, and the node the slice names. As
+// in Istio, it takes nothing from that node: the locality comes from a
+// pod. Addresses are set by the caller.
 func anonymousEndpoint(addrs []netip.Addr, nodeName string, env podEnv) model.Endpoint {
 	network := resolveNetwork(nil, addrs, env.network)
 	return model.Endpoint{
-		Labels:   endpointLabels(nil, env.node, network, env.cluster),
-		Locality: env.node,
+		Labels:   endpointLabels(nil, model.Locality{}, network, "", env.cluster),
 		Network:  network,
 		Cluster:  env.cluster,
 		NodeName: nodeName,
@@ -127,4 +130,21 @@ func podPortMap(pod *podInfo) map[string]uint32 {
 // belong to a new pod.
 func podIsLive(pod *podInfo) bool {
 	return pod.phase != corev1.PodSucceeded && pod.phase != corev1.PodFailed
+}
+
+// podServes reports whether a pod can serve traffic, as Istio decides it
+// for the pods it hands to ServiceEntry selectors: live, Ready, not being
+// deleted, and with an IP. Only such pods are published as workload
+// instances.
+func podServes(pod *podInfo) bool {
+	return podIsLive(pod) && pod.ready && !pod.deleting && len(pod.addrs) > 0
+}
+
+// podLendsByIP reports whether a pod lends its metadata to a slice
+// endpoint of its namespace that names no pod but holds its IP (a
+// manually managed slice): a pod that serves (as Istio's pod cache holds
+// only those), and not a hostNetwork pod, whose IP is its node's, shared
+// by every hostNetwork pod there.
+func podLendsByIP(pod *podInfo) bool {
+	return podServes(pod) && !pod.hostNetwork
 }

@@ -45,7 +45,7 @@ func TestPodWorkload(t *testing.T) {
 			w.Endpoint.Locality = model.Locality{Region: "r2", Zone: "z2", Subzone: "s2"}
 			w.Endpoint.Network = "net-pod"
 			w.Endpoint.Labels = map[string]string{"app": "a", labelTLSMode: "istio", labelLocality: "r2.z2.s2",
-				labelNetwork: "net-pod", labelCluster: "c1", labelRegion: "r2", labelZone: "z2", labelSubzone: "s2"}
+				labelNetwork: "net-pod", labelCluster: "c1", labelRegion: "r2", labelZone: "z2", labelSubzone: "s2", labelHostname: "n1"}
 		},
 	}, {
 		name:    "no IP",
@@ -77,9 +77,11 @@ func TestPodWorkload(t *testing.T) {
 			want := &model.WorkloadInstance{Kind: model.KindPod, Namespace: "ns", Name: "p",
 				PortMap: map[string]uint32{"http": 8080, "admin": 15000},
 				Endpoint: model.Endpoint{
-					Addresses: []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("fd00::1")},
-					Labels:    map[string]string{"app": "a", labelTLSMode: "istio", labelCluster: "c1", labelNetwork: "net-cidr", labelRegion: "r", labelZone: "z"},
-					Locality:  model.Locality{Region: "r", Zone: "z"}, Network: "net-cidr", Cluster: "c1",
+					// The pod's order: IPv6 first, as its status lists them.
+					Addresses: []netip.Addr{netip.MustParseAddr("fd00::1"), netip.MustParseAddr("10.0.0.1")},
+					Labels: map[string]string{"app": "a", labelTLSMode: "istio", labelCluster: "c1", labelNetwork: "net-cidr",
+						labelRegion: "r", labelZone: "z", labelHostname: "n1"},
+					Locality: model.Locality{Region: "r", Zone: "z"}, Network: "net-cidr", Cluster: "c1",
 					ServiceAccount: "spiffe://td/ns/ns/sa/sa", TLSMode: model.TLSIstio, NodeName: "n1", Serving: true,
 					WorkloadKind: model.KindPod, WorkloadNamespace: "ns", WorkloadName: "p",
 				}}
@@ -93,8 +95,8 @@ func TestPodWorkload(t *testing.T) {
 
 func TestEndpointLabels(t *testing.T) {
 	base := map[string]string{"app": "a", labelRegion: "stale"}
-	got := endpointLabels(base, model.Locality{Zone: "z"}, "", "c1")
-	want := map[string]string{"app": "a", labelRegion: "stale", labelZone: "z", labelCluster: "c1"}
+	got := endpointLabels(base, model.Locality{Zone: "z", Subzone: "s/rack"}, "", "node-1", "c1")
+	want := map[string]string{"app": "a", labelRegion: "stale", labelZone: "z", labelSubzone: "s", labelHostname: "node-1", labelCluster: "c1"}
 	if !maps.Equal(got, want) {
 		t.Errorf("endpointLabels = %v, want %v", got, want)
 	}
@@ -104,15 +106,19 @@ func TestEndpointLabels(t *testing.T) {
 }
 
 func TestAnonymousEndpoint(t *testing.T) {
+	// The endpoint of no pod takes no locality from the node the slice
+	// names, as in Istio.
 	env := podEnv{cluster: "c1", node: model.Locality{Region: "r"}, network: networkEnv{cluster: "n"}}
 	got := anonymousEndpoint([]netip.Addr{netip.MustParseAddr("1.1.1.1")}, "node", env)
-	if got.WorkloadName != "" || got.Network != "n" || got.Locality.Region != "r" || got.NodeName != "node" || got.Labels[labelCluster] != "c1" {
+	want := map[string]string{labelCluster: "c1", labelNetwork: "n"}
+	if got.WorkloadName != "" || got.Network != "n" || !got.Locality.IsZero() || got.NodeName != "node" ||
+		!maps.Equal(got.Labels, want) || got.ServiceAccount != "" || !got.Serving {
 		t.Errorf("anonymousEndpoint = %+v", got)
 	}
 }
 
 // FuzzPodWorkload checks that any pod converts without panicking, and
-// that a workload has valid addresses, IPv4 first.
+// that a workload has valid addresses, at most one per family.
 func FuzzPodWorkload(f *testing.F) {
 	f.Add("p", "ns", "10.0.0.1", "fd00::1", "Running", "sa", "r.z.s", "net", "http", int32(80))
 	f.Add("", "", "", "", "Failed", "", "", "", "", int32(0))
@@ -135,8 +141,8 @@ func FuzzPodWorkload(f *testing.F) {
 		if len(as) == 0 || len(as) > 2 {
 			t.Fatalf("addresses %v", as)
 		}
-		if len(as) == 2 && !as[0].Is4() && as[1].Is4() {
-			t.Errorf("IPv6 before IPv4: %v", as)
+		if len(as) == 2 && as[0].Is4() == as[1].Is4() {
+			t.Errorf("two addresses of one family: %v", as)
 		}
 		for _, n := range w.PortMap {
 			if n < 1 || n > 65535 {

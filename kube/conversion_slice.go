@@ -64,7 +64,8 @@ type addressClaim struct {
 //
 //   - an address listed by several slices is taken from the newest slice
 //     (compareSliceAge), so an endpoint moving between slices is counted
-//     once;
+//     once; an address a slice lists twice is taken from its first
+//     listing, as in Istio;
 //   - addresses whose endpoints name the same Pod targetRef are merged
 //     into one sliceEndpoint, keeping per family the address of the
 //     newest slice (ties: the lowest address); an endpoint without a Pod
@@ -149,9 +150,15 @@ func (m *sliceMerger) merge(in iter.Seq[*sliceInfo], cluster model.ClusterID) (o
 		for _, raw := range s.badAddrs {
 			report(s, "malformed address %q ignored", raw)
 		}
+		for _, r := range s.foreignRefs {
+			report(s, "endpoint %s: targetRef names Pod %s of another namespace; the endpoint is used as naming no pod: a slice takes no identity from another namespace", r.addr, r.pod)
+		}
 		for i := range s.endpoints {
 			ep := &s.endpoints[i]
 			for _, a := range ep.addrs {
+				if c, ok := claims[a]; ok && c.slice == s {
+					continue // listed twice in one slice: the first listing wins
+				}
 				claims[a] = addressClaim{age: age, slice: s, ep: ep}
 			}
 		}
@@ -251,32 +258,32 @@ type endpointState struct {
 	serving bool
 }
 
-// endpointHealth maps EndpointSlice conditions to an endpoint's state:
-// ready → Healthy; serving and terminating → Draining; terminating →
-// Terminating; else Unhealthy. An unset ready or serving condition counts
-// as true, an unset terminating as false (the API's meaning of unset).
-// Serving is the serving condition.
-func endpointHealth(c conditions) endpointState {
+// endpointHealth maps EndpointSlice conditions to an endpoint's state as
+// Istio maps them:
+//
+//   - ready (or unset) → Healthy;
+//   - else, for a service that drains its endpoints (draining: it carries
+//     a persistent-session label, see Options.DrainingLabels), serving
+//     and terminating → Draining;
+//   - else terminating → Terminating;
+//   - else Unhealthy.
+//
+// An unset serving or terminating condition counts as set here, as in
+// Istio: a not-ready endpoint whose terminating condition is unset is
+// Terminating, and only terminating: false makes it Unhealthy. Serving
+// is the serving condition as the API defines it (unset: as ready).
+func endpointHealth(c conditions, draining bool) endpointState {
 	ready := c.ready.or(true)
-	serving := c.serving.or(ready)
-	terminating := c.terminating.or(false)
-	st := endpointState{health: model.Unhealthy, serving: serving}
+	st := endpointState{health: model.Unhealthy, serving: c.serving.or(ready)}
 	switch {
 	case ready:
 		st.health = model.Healthy
-	case terminating && serving:
+	case draining && c.serving.or(true) && c.terminating.or(true):
 		st.health = model.Draining
-	case terminating:
+	case c.terminating.or(true):
 		st.health = model.Terminating
 	}
 	return st
-}
-
-// publishNotReadyHealth is the state of every endpoint of a Service with
-// publishNotReadyAddresses: Healthy and serving, whatever the conditions
-// say.
-func publishNotReadyHealth(conditions) endpointState {
-	return endpointState{health: model.Healthy, serving: true}
 }
 
 // appendSliceEndpoints appends to eps the endpoints of one sliceEndpoint,
@@ -288,13 +295,16 @@ func publishNotReadyHealth(conditions) endpointState {
 // list, is taken from it (see endpointReuser); r may be nil.
 func appendSliceEndpoints(eps []*model.Endpoint, svc *model.Service, se *sliceEndpoint, meta *model.Endpoint, st endpointState, r *endpointReuser) []*model.Endpoint {
 	var addrs []netip.Addr // se.addresses in an array of their own, once needed
+	// A pod's addresses, when the slices list them, in the pod's order
+	// (primary first; IPv6 first in an IPv6-primary cluster).
+	own := sameAddresses(meta.Addresses, se.addresses)
 	for k, p := range svc.Ports {
 		num, ok := se.ports.get(p.Name)
 		if !ok {
 			continue
 		}
 		ep := *meta
-		if !slices.Equal(meta.Addresses, se.addresses) {
+		if !own {
 			// se.addresses share an array with the other results of the
 			// merge: compare with them, keep a copy.
 			ep.Addresses = se.addresses
@@ -307,7 +317,7 @@ func appendSliceEndpoints(eps []*model.Endpoint, svc *model.Service, se *sliceEn
 			eps = append(eps, old)
 			continue
 		}
-		if !slices.Equal(meta.Addresses, se.addresses) {
+		if !own {
 			if addrs == nil {
 				addrs = slices.Clone(se.addresses)
 			}
@@ -320,6 +330,18 @@ func appendSliceEndpoints(eps []*model.Endpoint, svc *model.Service, se *sliceEn
 		eps = append(eps, out)
 	}
 	return eps
+}
+
+// sameAddresses reports whether a and b hold the same addresses, in any
+// order. Both hold at most one address per family.
+func sameAddresses(a, b []netip.Addr) bool {
+	switch {
+	case len(a) != len(b):
+		return false
+	case len(a) == 2 && a[0] == b[1] && a[1] == b[0]:
+		return true
+	}
+	return slices.Equal(a, b)
 }
 
 // endpointReuser finds recomputed endpoints among the published ones of

@@ -16,27 +16,34 @@ import (
 	"github.com/meshreg/meshreg/model"
 )
 
+// The mapping of Istio's registry (checked with the oracle, see
+// hack/oracle): an unset serving or terminating condition counts as set,
+// and Draining needs a service that drains its endpoints.
 func TestEndpointHealth(t *testing.T) {
 	tru, fal := ptr(true), ptr(false)
 	tests := []struct {
-		name string
-		c    discoveryv1.EndpointConditions
-		want model.HealthStatus
+		name        string
+		c           discoveryv1.EndpointConditions
+		want, drain model.HealthStatus // plain service, draining service
+		serving     bool
 	}{
-		{"unset is ready", discoveryv1.EndpointConditions{}, model.Healthy},
-		{"ready", discoveryv1.EndpointConditions{Ready: tru}, model.Healthy},
-		{"not ready", discoveryv1.EndpointConditions{Ready: fal}, model.Unhealthy},
-		{"not ready, serving", discoveryv1.EndpointConditions{Ready: fal, Serving: tru}, model.Unhealthy},
-		{"serving and terminating", discoveryv1.EndpointConditions{Ready: fal, Serving: tru, Terminating: tru}, model.Draining},
-		{"terminating, serving unset (follows ready)", discoveryv1.EndpointConditions{Ready: fal, Terminating: tru}, model.Terminating},
-		{"terminating, not serving", discoveryv1.EndpointConditions{Ready: fal, Serving: fal, Terminating: tru}, model.Terminating},
+		{"unset is ready", discoveryv1.EndpointConditions{}, model.Healthy, model.Healthy, true},
+		{"ready", discoveryv1.EndpointConditions{Ready: tru}, model.Healthy, model.Healthy, true},
+		{"not ready, terminating unset", discoveryv1.EndpointConditions{Ready: fal}, model.Terminating, model.Draining, false},
+		{"not ready, not terminating", discoveryv1.EndpointConditions{Ready: fal, Terminating: fal}, model.Unhealthy, model.Unhealthy, false},
+		{"not ready, serving, terminating unset", discoveryv1.EndpointConditions{Ready: fal, Serving: tru}, model.Terminating, model.Draining, true},
+		{"serving and terminating", discoveryv1.EndpointConditions{Ready: fal, Serving: tru, Terminating: tru}, model.Terminating, model.Draining, true},
+		{"terminating, serving unset", discoveryv1.EndpointConditions{Ready: fal, Terminating: tru}, model.Terminating, model.Draining, false},
+		{"terminating, not serving", discoveryv1.EndpointConditions{Ready: fal, Serving: fal, Terminating: tru}, model.Terminating, model.Terminating, false},
+		{"ready and terminating", discoveryv1.EndpointConditions{Ready: tru, Serving: tru, Terminating: tru}, model.Healthy, model.Healthy, true},
 	}
 	for _, tt := range tests {
-		if got := endpointHealth(newConditions(tt.c)).health; got != tt.want {
-			t.Errorf("%s: endpointHealth = %v, want %v", tt.name, got, tt.want)
+		got := endpointHealth(newConditions(tt.c), false)
+		if got.health != tt.want || got.serving != tt.serving {
+			t.Errorf("%s: endpointHealth = %+v, want %v, serving %v", tt.name, got, tt.want, tt.serving)
 		}
-		if got := publishNotReadyHealth(newConditions(tt.c)).health; got != model.Healthy {
-			t.Errorf("%s: publishNotReadyHealth = %v, want Healthy", tt.name, got)
+		if got := endpointHealth(newConditions(tt.c), true); got.health != tt.drain || got.serving != tt.serving {
+			t.Errorf("%s, draining service: endpointHealth = %+v, want %v, serving %v", tt.name, got, tt.drain, tt.serving)
 		}
 	}
 }
@@ -131,8 +138,8 @@ func TestMergeSlices(t *testing.T) {
 				for _, a := range g.addresses {
 					as = append(as, a.String())
 				}
-				if strings.Join(as, ",") != w.addrs || g.pod.Name != w.pod || g.slice != w.slice || endpointHealth(g.conditions).health == model.Healthy != w.ready {
-					t.Errorf("endpoint %d = %v pod %q slice %q health %v; want %+v", i, as, g.pod.Name, g.slice, endpointHealth(g.conditions).health, w)
+				if strings.Join(as, ",") != w.addrs || g.pod.Name != w.pod || g.slice != w.slice || endpointHealth(g.conditions, false).health == model.Healthy != w.ready {
+					t.Errorf("endpoint %d = %v pod %q slice %q health %v; want %+v", i, as, g.pod.Name, g.slice, endpointHealth(g.conditions, false).health, w)
 				}
 				if !slices.Equal(as, func() []string {
 					var s []string

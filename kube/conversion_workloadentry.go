@@ -3,11 +3,12 @@ package kube
 import "github.com/meshreg/meshreg/model"
 
 // workloadEntrySelected reports whether a Kubernetes Service selects a
-// WorkloadEntry instance: same namespace, and the service's selector
-// matches the entry's labels. A service without a selector selects
-// nothing.
+// WorkloadEntry instance, as Istio decides it: a ClientSideLB Service
+// (not headless, not ExternalName) with a selector, of the entry's
+// namespace, whose selector matches the entry's labels.
 func workloadEntrySelected(svc *model.Service, we *model.WorkloadInstance) bool {
 	return we.Kind == model.KindWorkloadEntry && we.Namespace == svc.Namespace &&
+		svc.Resolution == model.ClientSideLB && !svc.MeshExternal &&
 		len(svc.Selector) > 0 && model.SelectorMatches(svc.Selector, we.Endpoint.Labels)
 }
 
@@ -15,41 +16,56 @@ func workloadEntrySelected(svc *model.Service, we *model.WorkloadInstance) bool 
 // a WorkloadEntry directly, so that its Services may select it: entries of
 // the cluster itself, entries on no network in particular, and entries on
 // the cluster's network. While the cluster's network is unknown ("") every
-// entry is reachable, as in a single-network mesh.
+// entry is reachable, as in a single-network mesh. (Only an aggregate
+// that shares WorkloadEntries across clusters hands a kube controller the
+// entries of another cluster: see aggregate.Options.ShareWorkload.)
 func workloadEntryReachable(we *model.WorkloadInstance, cluster model.ClusterID, network model.NetworkID) bool {
 	return we.Endpoint.Cluster == cluster || we.Endpoint.Network == "" || network == "" ||
 		we.Endpoint.Network == network
 }
 
 // workloadEntryTargetPort returns the port a WorkloadEntry serves a
-// service port on: the entry's port named by the service port's named
-// targetPort, else the numeric targetPort, else the service port itself.
-func workloadEntryTargetPort(p model.Port, portMap map[string]uint32) uint32 {
-	if p.TargetPortName != "" {
-		if n, ok := portMap[p.TargetPortName]; ok && n != 0 {
-			return n
+// service port on, as Istio decides it, and false when the entry does not
+// serve the port:
+//
+//   - a named targetPort: the entry's port of that name; an entry whose
+//     ports lack it does not serve the port;
+//   - a numeric targetPort: the entry's port named like the service port,
+//     else the targetPort;
+//   - no targetPort: the service port itself.
+func workloadEntryTargetPort(p model.Port, portMap map[string]uint32) (uint32, bool) {
+	switch {
+	case p.TargetPortName != "":
+		n := portMap[p.TargetPortName]
+		return n, n != 0
+	case p.TargetPort != 0:
+		if n := portMap[p.Name]; n != 0 {
+			return n, true
 		}
+		return p.TargetPort, true
 	}
-	if p.TargetPort != 0 {
-		return p.TargetPort
-	}
-	return p.Port
+	return p.Port, true
 }
 
 // workloadEntryEndpoints returns the endpoints a selected WorkloadEntry
-// gives a Kubernetes Service, one per service port. They belong to this
-// cluster's shard (Cluster = cluster); every other field comes from the
-// entry. Entries addressed by hostname give none: a Kubernetes Service's
-// endpoints are IPs.
+// gives a Kubernetes Service, one per service port it serves. They belong
+// to this cluster's shard (Cluster = cluster); every other field comes
+// from the entry. An entry without an address, on a network of its own,
+// gives endpoints without one (reached through that network's gateway).
+// Entries addressed by hostname or unix socket give none: a Kubernetes
+// Service's endpoints are IPs.
 func workloadEntryEndpoints(svc *model.Service, we *model.WorkloadInstance, cluster model.ClusterID) []*model.Endpoint {
-	if len(we.Endpoint.Addresses) == 0 {
+	if we.Endpoint.Hostname != "" {
 		return nil
 	}
 	out := make([]*model.Endpoint, 0, len(svc.Ports))
 	for _, p := range svc.Ports {
+		port, ok := workloadEntryTargetPort(p, we.PortMap)
+		if !ok {
+			continue
+		}
 		ep := we.Endpoint
-		ep.Hostname = ""
-		ep.Port = workloadEntryTargetPort(p, we.PortMap)
+		ep.Port = port
 		ep.ServicePortName = p.Name
 		ep.Cluster = cluster
 		ep.WorkloadKind = model.KindWorkloadEntry

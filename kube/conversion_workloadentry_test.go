@@ -7,21 +7,26 @@ import (
 	"github.com/meshreg/meshreg/model"
 )
 
+// The rules of Istio's registry, checked with the oracle (hack/oracle).
 func TestWorkloadEntryTargetPort(t *testing.T) {
-	pm := map[string]uint32{"web": 8081}
+	pm := map[string]uint32{"web": 8081, "grpc": 9191}
 	tests := []struct {
-		name string
-		port model.Port
-		want uint32
+		name   string
+		port   model.Port
+		ports  map[string]uint32
+		want   uint32
+		serves bool
 	}{
-		{"named, in port map", model.Port{Port: 80, TargetPortName: "web"}, 8081},
-		{"named, not in port map: service port", model.Port{Port: 80, TargetPortName: "other"}, 80},
-		{"numeric", model.Port{Port: 80, TargetPort: 9090}, 9090},
-		{"unset: service port", model.Port{Port: 80}, 80},
+		{"named, in port map", model.Port{Name: "http", Port: 80, TargetPortName: "web"}, pm, 8081, true},
+		{"named, not in port map: not served", model.Port{Name: "http", Port: 80, TargetPortName: "other"}, pm, 0, false},
+		{"named, no port map: not served", model.Port{Name: "http", Port: 80, TargetPortName: "web"}, nil, 0, false},
+		{"numeric", model.Port{Name: "tcp", Port: 90, TargetPort: 9090}, pm, 9090, true},
+		{"numeric, the entry's port of the service port's name wins", model.Port{Name: "grpc", Port: 90, TargetPort: 9090}, pm, 9191, true},
+		{"unset: service port", model.Port{Name: "grpc", Port: 80}, pm, 80, true},
 	}
 	for _, tt := range tests {
-		if got := workloadEntryTargetPort(tt.port, pm); got != tt.want {
-			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)
+		if got, serves := workloadEntryTargetPort(tt.port, tt.ports); got != tt.want || serves != tt.serves {
+			t.Errorf("%s: got %d, %v; want %d, %v", tt.name, got, serves, tt.want, tt.serves)
 		}
 	}
 }
@@ -35,6 +40,8 @@ func TestWorkloadEntrySelected(t *testing.T) {
 		want bool
 	}{
 		{"match", &model.Service{Namespace: "ns", Selector: map[string]string{"app": "a"}}, true},
+		{"headless", &model.Service{Namespace: "ns", Selector: map[string]string{"app": "a"}, Resolution: model.Passthrough}, false},
+		{"mesh external", &model.Service{Namespace: "ns", Selector: map[string]string{"app": "a"}, MeshExternal: true}, false},
 		{"other namespace", &model.Service{Namespace: "other", Selector: map[string]string{"app": "a"}}, false},
 		{"no selector", &model.Service{Namespace: "ns"}, false},
 		{"empty selector", &model.Service{Namespace: "ns", Selector: map[string]string{}}, false},
@@ -64,10 +71,20 @@ func TestWorkloadEntryEndpoints(t *testing.T) {
 	if we.Endpoint.Cluster != "other" {
 		t.Error("input modified")
 	}
+	// An entry reached through its network's gateway has no address.
 	we.Endpoint.Addresses = nil
+	if got := workloadEntryEndpoints(svc, we, "c1"); len(got) != 2 || len(got[0].Addresses) != 0 || got[0].Network != "n" {
+		t.Errorf("address-less entry: endpoints %+v", got)
+	}
 	we.Endpoint.Hostname = "vm.example.com"
 	if got := workloadEntryEndpoints(svc, we, "c1"); len(got) != 0 {
 		t.Errorf("hostname entry gave endpoints: %v", got)
+	}
+	// A named targetPort the entry lacks: no endpoint for that port.
+	we.Endpoint.Hostname = ""
+	we.PortMap = nil
+	if got := workloadEntryEndpoints(svc, we, "c1"); len(got) != 1 || got[0].ServicePortName != "tcp" {
+		t.Errorf("entry without a port map: endpoints %+v", got)
 	}
 }
 

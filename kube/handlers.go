@@ -169,7 +169,7 @@ func sliceChangeOf(old, cur *sliceInfo) (sliceChange, bool) {
 func conditionsOnly(old, cur *sliceInfo) bool {
 	if old == nil || cur == nil || old.service != cur.service || old.addressType != cur.addressType ||
 		!old.created.Equal(&cur.created) || len(old.endpoints) != len(cur.endpoints) ||
-		!slices.Equal(old.ports, cur.ports) || !slices.Equal(old.badPorts, cur.badPorts) || !slices.Equal(old.badAddrs, cur.badAddrs) {
+		!slices.Equal(old.ports, cur.ports) || !sameDiagnostics(old, cur) {
 		return false
 	}
 	switch cur.addressType {
@@ -212,7 +212,7 @@ func membersOnly(old, cur *sliceInfo) (sliceChange, bool) {
 		default:
 			return ch, false
 		}
-		if (old == nil || cur == nil) && len(s.badPorts)+len(s.badAddrs) > 0 {
+		if (old == nil || cur == nil) && len(s.badPorts)+len(s.badAddrs)+len(s.foreignRefs) > 0 {
 			return ch, false
 		}
 		for i := range s.endpoints {
@@ -230,7 +230,7 @@ func membersOnly(old, cur *sliceInfo) (sliceChange, bool) {
 		ch.gone = indexes(len(old.endpoints))
 	default:
 		if old.service != cur.service || old.addressType != cur.addressType || !old.created.Equal(&cur.created) ||
-			!slices.Equal(old.ports, cur.ports) || !slices.Equal(old.badPorts, cur.badPorts) || !slices.Equal(old.badAddrs, cur.badAddrs) {
+			!slices.Equal(old.ports, cur.ports) || !sameDiagnostics(old, cur) {
 			return ch, false
 		}
 		at := make(map[netip.Addr]int, len(old.endpoints))
@@ -264,6 +264,13 @@ func membersOnly(old, cur *sliceInfo) (sliceChange, bool) {
 	return ch, len(ch.added) <= maxPatchedMembers
 }
 
+// sameDiagnostics reports whether two versions of a slice give mergeSlices
+// the same diagnostics to report.
+func sameDiagnostics(old, cur *sliceInfo) bool {
+	return slices.Equal(old.badPorts, cur.badPorts) && slices.Equal(old.badAddrs, cur.badAddrs) &&
+		slices.Equal(old.foreignRefs, cur.foreignRefs)
+}
+
 // indexes returns 0, 1, ..., n-1.
 func indexes(n int) []int {
 	out := make([]int, n)
@@ -291,7 +298,12 @@ func (c *Controller) onPod(key types.NamespacedName, pod *podInfo) {
 		for _, svc := range c.objs.dependents(dep{kind: depPod, name: key}) {
 			c.markPatch(svc, key)
 		}
+		lends := podLendsByIP(old) != podLendsByIP(pod) // it starts or stops lending by IP
 		for _, a := range pod.addrs {
+			if lends {
+				c.markDependents(dep{kind: depIP, ip: a})
+				continue
+			}
 			for _, svc := range c.objs.dependents(dep{kind: depIP, ip: a}) {
 				c.markPatch(svc, key)
 			}

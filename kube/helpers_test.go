@@ -202,11 +202,13 @@ func svcPort(name string, port int32) corev1.ServicePort {
 	return corev1.ServicePort{Name: name, Port: port, Protocol: corev1.ProtocolTCP}
 }
 
+// podObj is a running, Ready pod.
 func podObj(ns, name, ip, node string, labels map[string]string) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: meta(ns, name, labels),
 		Spec:       corev1.PodSpec{NodeName: node, ServiceAccountName: "sa-" + name},
-		Status:     corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
 	}
 	if ip != "" {
 		p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
@@ -223,7 +225,9 @@ func nsObj(name string, labels map[string]string) *corev1.Namespace {
 }
 
 // sliceEP is a slice endpoint: an address, its targetRef pod ("" for
-// none) and readiness.
+// none) and readiness. Its conditions are those Kubernetes' EndpointSlice
+// controller writes for a pod that is not terminating: ready and serving
+// as given, terminating false.
 type sliceEP struct {
 	addr, pod string
 	ready     bool
@@ -236,7 +240,8 @@ func sliceObj(ns, name, service string, family discoveryv1.AddressType, port int
 		Ports:       []discoveryv1.EndpointPort{{Name: ptr("http"), Port: ptr(port)}},
 	}
 	for _, e := range eps {
-		ep := discoveryv1.Endpoint{Addresses: []string{e.addr}, Conditions: discoveryv1.EndpointConditions{Ready: ptr(e.ready)}}
+		ep := discoveryv1.Endpoint{Addresses: []string{e.addr},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr(e.ready), Serving: ptr(e.ready), Terminating: ptr(false)}}
 		if e.pod != "" {
 			ep.TargetRef = &corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: e.pod}
 		}

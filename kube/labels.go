@@ -3,6 +3,7 @@ package kube
 import (
 	"hash/maphash"
 	"maps"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -14,9 +15,18 @@ const (
 	// labelLocality on a pod overrides its node's locality; the value is
 	// "region.zone.subzone" ('.' because a label value cannot hold '/').
 	labelLocality = "topology.istio.io/locality"
-	// labelRegion and labelZone are the standard node topology labels.
-	labelRegion = corev1.LabelTopologyRegion
-	labelZone   = corev1.LabelTopologyZone
+	// labelLegacyLocality is the older form of labelLocality, read when
+	// a pod has no labelLocality.
+	labelLegacyLocality = "istio-locality"
+	// labelRegion and labelZone are the standard node topology labels;
+	// labelBetaRegion and labelBetaZone their older forms, read when a
+	// node has no standard one.
+	labelRegion     = corev1.LabelTopologyRegion
+	labelZone       = corev1.LabelTopologyZone
+	labelBetaRegion = corev1.LabelFailureDomainBetaRegion
+	labelBetaZone   = corev1.LabelFailureDomainBetaZone
+	// labelHostname is added to a pod's endpoints: the pod's node.
+	labelHostname = corev1.LabelHostname
 	// labelSubzone is Istio's node label for a subzone.
 	labelSubzone = "topology.istio.io/subzone"
 	// labelNetwork names a pod's network, or on the system namespace the
@@ -40,18 +50,20 @@ const (
 //   - topology.istio.io/network: when the network is known;
 //   - topology.kubernetes.io/region, topology.kubernetes.io/zone and
 //     topology.istio.io/subzone: each when that part of the locality is
-//     known.
+//     known (of a subzone of several levels, the first);
+//   - kubernetes.io/hostname: the pod's node, when known.
 //
 // An added label replaces a label of the same key on the workload, so the
 // labels always agree with the endpoint's Locality, Network and Cluster.
 // The workload's topology.istio.io/locality label is kept as it is.
 // base is not modified.
-func endpointLabels(base map[string]string, loc model.Locality, network model.NetworkID, cluster model.ClusterID) map[string]string {
+func endpointLabels(base map[string]string, loc model.Locality, network model.NetworkID, node string, cluster model.ClusterID) map[string]string {
+	subzone, _, _ := strings.Cut(loc.Subzone, "/")
 	// Size the map exactly: a map of up to 8 entries is one group, while
 	// a larger hint allocates a full table (twice the memory for the
 	// typical pod with a handful of labels).
 	n := len(base) + 1
-	for _, v := range [...]string{string(network), loc.Region, loc.Zone, loc.Subzone} {
+	for _, v := range [...]string{string(network), loc.Region, loc.Zone, subzone, node} {
 		if v != "" {
 			n++
 		}
@@ -59,17 +71,13 @@ func endpointLabels(base map[string]string, loc model.Locality, network model.Ne
 	out := make(map[string]string, n)
 	maps.Copy(out, base)
 	out[labelCluster] = string(cluster)
-	if network != "" {
-		out[labelNetwork] = string(network)
-	}
-	if loc.Region != "" {
-		out[labelRegion] = loc.Region
-	}
-	if loc.Zone != "" {
-		out[labelZone] = loc.Zone
-	}
-	if loc.Subzone != "" {
-		out[labelSubzone] = loc.Subzone
+	for _, l := range [...]struct{ k, v string }{
+		{labelNetwork, string(network)}, {labelRegion, loc.Region}, {labelZone, loc.Zone},
+		{labelSubzone, subzone}, {labelHostname, node},
+	} {
+		if l.v != "" {
+			out[l.k] = l.v
+		}
 	}
 	return out
 }
@@ -89,44 +97,49 @@ type labelSharer struct {
 
 // sharedLabels is one map handed out, with what it was made from.
 type sharedLabels struct {
-	base    map[string]string
+	base map[string]string
+	topo labelTopology
+	out  map[string]string
+}
+
+// labelTopology is what endpointLabels adds to a workload's labels but
+// the cluster, which is the controller's.
+type labelTopology struct {
 	loc     model.Locality
 	network model.NetworkID
-	out     map[string]string
+	node    string
 }
 
 func newLabelSharer() *labelSharer {
 	return &labelSharer{seed: maphash.MakeSeed(), byHash: map[uint64][]sharedLabels{}}
 }
 
-// labels returns endpointLabels(base, loc, network, cluster), the map
-// handed out before for equal inputs when there is one. cluster must be
-// the same on every call.
-func (s *labelSharer) labels(base map[string]string, loc model.Locality, network model.NetworkID, cluster model.ClusterID) map[string]string {
+// labels returns endpointLabels(base, loc, network, node, cluster), the
+// map handed out before for equal inputs when there is one. cluster must
+// be the same on every call.
+func (s *labelSharer) labels(base map[string]string, loc model.Locality, network model.NetworkID, node string, cluster model.ClusterID) map[string]string {
 	if s == nil {
-		return endpointLabels(base, loc, network, cluster)
+		return endpointLabels(base, loc, network, node, cluster)
 	}
-	h := s.hash(base, loc, network)
+	topo := labelTopology{loc: loc, network: network, node: node}
+	h := s.hash(base, topo)
 	for _, e := range s.byHash[h] {
-		if e.loc == loc && e.network == network && maps.Equal(e.base, base) {
+		if e.topo == topo && maps.Equal(e.base, base) {
 			return e.out
 		}
 	}
-	out := endpointLabels(base, loc, network, cluster)
-	s.byHash[h] = append(s.byHash[h], sharedLabels{base: base, loc: loc, network: network, out: out})
+	out := endpointLabels(base, loc, network, node, cluster)
+	s.byHash[h] = append(s.byHash[h], sharedLabels{base: base, topo: topo, out: out})
 	return out
 }
 
 // hash hashes endpointLabels's inputs, the labels in any order.
-func (s *labelSharer) hash(base map[string]string, loc model.Locality, network model.NetworkID) uint64 {
+func (s *labelSharer) hash(base map[string]string, topo labelTopology) uint64 {
 	var sum uint64
 	for k, v := range base {
 		// A sum is independent of the map's order; each entry mixes
 		// its key and value, so that swapped values hash apart.
 		sum += maphash.String(s.seed, k)*0x9e3779b97f4a7c15 ^ maphash.String(s.seed, v)
 	}
-	return sum ^ maphash.Comparable(s.seed, struct {
-		loc     model.Locality
-		network model.NetworkID
-	}{loc, network})
+	return sum ^ maphash.Comparable(s.seed, topo)
 }

@@ -2,20 +2,38 @@ package kube
 
 import "github.com/meshreg/meshreg/model"
 
-// nodeLocality returns the locality a node's labels declare:
-// topology.kubernetes.io/region and zone, and topology.istio.io/subzone.
+// nodeLocality returns the locality a node's labels declare, as Istio
+// reads them: region and zone from topology.kubernetes.io/region and
+// zone, else from the older failure-domain.beta.kubernetes.io/region and
+// zone, and the subzone from topology.istio.io/subzone.
 func nodeLocality(nodeLabels map[string]string) model.Locality {
 	return model.Locality{
-		Region:  nodeLabels[labelRegion],
-		Zone:    nodeLabels[labelZone],
+		Region:  labelOr(nodeLabels, labelRegion, labelBetaRegion),
+		Zone:    labelOr(nodeLabels, labelZone, labelBetaZone),
 		Subzone: nodeLabels[labelSubzone],
 	}
 }
 
+// labelOr returns the value of the first of keys that labels has.
+func labelOr(labels map[string]string, keys ...string) string {
+	for _, k := range keys {
+		if v, ok := labels[k]; ok {
+			return v
+		}
+	}
+	return ""
+}
+
 // podLocality returns a pod's locality: its topology.istio.io/locality
-// label when set (parts separated by '.'), else the locality of its node.
+// label when present, else its older istio-locality label (either with
+// parts separated by '.', see model.ParseLocality); when that is empty,
+// the locality of its node.
 func podLocality(podLabels map[string]string, node model.Locality) model.Locality {
-	if v := podLabels[labelLocality]; v != "" {
+	v, ok := podLabels[labelLocality]
+	if !ok {
+		v = podLabels[labelLegacyLocality]
+	}
+	if v != "" {
 		return model.ParseLocality(v)
 	}
 	return node

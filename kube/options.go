@@ -61,6 +61,16 @@ type Options struct {
 	// resync (the controller's state does not drift, so it needs none).
 	ResyncPeriod time.Duration
 
+	// DrainingLabels are the Service labels that make a Service drain
+	// its endpoints: a terminating endpoint that still serves is then
+	// Draining rather than Terminating (Istio's persistent-session
+	// labels, PILOT_PERSISTENT_SESSION_LABEL and
+	// PILOT_PERSISTENT_SESSION_HEADER_LABEL). A Service drains when it
+	// has any of them with a non-empty value. Default nil:
+	// LabelPersistentSession and LabelPersistentSessionHeader; an empty,
+	// non-nil list: no Service drains.
+	DrainingLabels []string
+
 	// InitialSyncWorkers is how many goroutines, Run's included, compute
 	// pods' workloads and services' endpoints in the initial conversion,
 	// once the informers have delivered their lists; later changes are
@@ -73,6 +83,13 @@ type Options struct {
 const (
 	DefaultClusterID       model.ClusterID = "Kubernetes"
 	DefaultSystemNamespace                 = "istio-system"
+)
+
+// Istio's persistent-session labels: Options.DrainingLabels is both by
+// default.
+const (
+	LabelPersistentSession       = "istio.io/persistent-session"
+	LabelPersistentSessionHeader = "istio.io/persistent-session-header"
 )
 
 // defaults returns o with every unset field given its default. It is the
@@ -95,6 +112,9 @@ func (o Options) defaults() Options {
 	// NetworkCIDRs: nil means no ranges.
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.DrainingLabels == nil {
+		o.DrainingLabels = []string{LabelPersistentSession, LabelPersistentSessionHeader}
 	}
 	// ResyncPeriod: 0 means no resync.
 	if o.InitialSyncWorkers == 0 {

@@ -26,6 +26,7 @@ func TestOptionsDefaults(t *testing.T) {
 		"NetworkCIDRs":       map[netip.Prefix]model.NetworkID(nil),
 		"Logger":             nil, // checked below
 		"ResyncPeriod":       got.ResyncPeriod,
+		"DrainingLabels":     []string{"istio.io/persistent-session", "istio.io/persistent-session-header"},
 		"InitialSyncWorkers": runtime.GOMAXPROCS(0),
 	}
 	v := reflect.ValueOf(got)
@@ -50,8 +51,9 @@ func TestOptionsDefaults(t *testing.T) {
 		t.Errorf("ResyncPeriod default = %v, want 0", got.ResyncPeriod)
 	}
 	// Set fields are kept.
-	set := Options{ClusterID: "x", DomainSuffix: "d", TrustDomain: "t", SystemNamespace: "s", Network: "n", InitialSyncWorkers: 3}.defaults()
-	if set.ClusterID != "x" || set.DomainSuffix != "d" || set.TrustDomain != "t" || set.SystemNamespace != "s" || set.Network != "n" || set.InitialSyncWorkers != 3 {
+	set := Options{ClusterID: "x", DomainSuffix: "d", TrustDomain: "t", SystemNamespace: "s", Network: "n", InitialSyncWorkers: 3, DrainingLabels: []string{}}.defaults()
+	if set.ClusterID != "x" || set.DomainSuffix != "d" || set.TrustDomain != "t" || set.SystemNamespace != "s" || set.Network != "n" || set.InitialSyncWorkers != 3 ||
+		set.DrainingLabels == nil || len(set.DrainingLabels) != 0 {
 		t.Errorf("defaults overwrote set fields: %+v", set)
 	}
 }

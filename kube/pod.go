@@ -18,9 +18,16 @@ type podInfo struct {
 	nodeName       string
 	serviceAccount string
 	phase          corev1.PodPhase
+	// ready is the pod's Ready condition; deleting is set once the pod
+	// has a deletion timestamp; hostNetwork is spec.hostNetwork.
+	ready, deleting, hostNetwork bool
+	// hostname and subdomain are the pod's DNS names in a headless
+	// Service (see podDNSNames).
+	hostname, subdomain string
 	// addrs are the pod's IPs (see podAddresses).
 	addrs []netip.Addr
-	// ports are the named container ports, in container order.
+	// ports are the named TCP ports of the containers and of the native
+	// sidecars (see podPorts), in container order.
 	ports []namedPort
 
 	// memo is the pod's workload (Controller.podWorkload), kept with the
@@ -49,33 +56,67 @@ func newPodInfo(pod *corev1.Pod) *podInfo {
 		nodeName:       pod.Spec.NodeName,
 		serviceAccount: pod.Spec.ServiceAccountName,
 		phase:          pod.Status.Phase,
+		ready:          podReady(&pod.Status),
+		deleting:       pod.DeletionTimestamp != nil,
+		hostNetwork:    pod.Spec.HostNetwork,
 		addrs:          podAddresses(&pod.Status),
+		ports:          podPorts(&pod.Spec),
 	}
-	n := 0
-	for _, c := range pod.Spec.Containers {
-		for _, cp := range c.Ports {
-			if cp.Name != "" {
-				n++
-			}
+	p.hostname, p.subdomain = podDNSNames(pod)
+	return p
+}
+
+// podReady reports whether the pod's Ready condition is True.
+func podReady(status *corev1.PodStatus) bool {
+	for _, c := range status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
 		}
 	}
-	if n > 0 {
-		p.ports = make([]namedPort, 0, n)
-		for _, c := range pod.Spec.Containers {
+	return false
+}
+
+// podDNSNames returns the DNS names a pod has in a headless Service, as
+// Istio reads them: with spec.subdomain set, spec.hostname (else the pod's
+// name) and the subdomain; none otherwise.
+func podDNSNames(pod *corev1.Pod) (hostname, subdomain string) {
+	if pod.Spec.Subdomain == "" {
+		return "", ""
+	}
+	if pod.Spec.Hostname != "" {
+		return pod.Spec.Hostname, pod.Spec.Subdomain
+	}
+	return pod.Name, pod.Spec.Subdomain
+}
+
+// podPorts returns the named container ports a workload's port map is
+// made of, as Istio reads them: TCP ports only (an unset protocol is TCP,
+// the API's default), of the containers and then of the native sidecars
+// (init containers with restartPolicy Always), in order.
+func podPorts(spec *corev1.PodSpec) []namedPort {
+	var out []namedPort
+	add := func(cs []corev1.Container) {
+		for _, c := range cs {
 			for _, cp := range c.Ports {
-				if cp.Name != "" {
-					p.ports = append(p.ports, namedPort{name: cp.Name, port: cp.ContainerPort})
+				if cp.Name != "" && (cp.Protocol == "" || cp.Protocol == corev1.ProtocolTCP) {
+					out = append(out, namedPort{name: cp.Name, port: cp.ContainerPort})
 				}
 			}
 		}
 	}
-	return p
+	add(spec.Containers)
+	for _, c := range spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			add([]corev1.Container{c})
+		}
+	}
+	return slices.Clip(out)
 }
 
-// podAddresses returns a pod's IPs (status.podIPs, else status.podIP),
-// IPv4 first, without duplicates. Malformed values are skipped: the
-// kubelet writes these fields, so a malformed one is not worth a
-// diagnostic.
+// podAddresses returns a pod's IPs (status.podIPs, else status.podIP), in
+// the pod's order (primary first: IPv6 first in an IPv6-primary cluster),
+// at most one per family (as the API allows). Malformed values are skipped: the kubelet writes
+// these fields, so a malformed one is not worth a diagnostic.
 func podAddresses(status *corev1.PodStatus) []netip.Addr {
 	var out []netip.Addr
 	add := func(s string) {
@@ -83,7 +124,8 @@ func podAddresses(status *corev1.PodStatus) []netip.Addr {
 		if err != nil || a.Zone() != "" {
 			return
 		}
-		if a = a.Unmap(); !slices.Contains(out, a) {
+		a = a.Unmap()
+		if !slices.ContainsFunc(out, func(b netip.Addr) bool { return b.Is4() == a.Is4() }) {
 			out = append(out, a)
 		}
 	}
@@ -93,14 +135,5 @@ func podAddresses(status *corev1.PodStatus) []netip.Addr {
 	if len(out) == 0 {
 		add(status.PodIP)
 	}
-	slices.SortStableFunc(out, func(a, b netip.Addr) int {
-		switch {
-		case a.Is4() == b.Is4():
-			return 0
-		case a.Is4():
-			return -1
-		}
-		return 1
-	})
 	return slices.Clip(out)
 }

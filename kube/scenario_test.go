@@ -104,7 +104,7 @@ func runScenario(t *testing.T, dir string) string {
 		c.HandleWorkload(registry.WorkloadEvent{Type: model.EventAdd, Current: &model.WorkloadInstance{
 			Kind: model.KindWorkloadEntry, Namespace: we.Namespace, Name: we.Name, PortMap: we.Ports,
 			Endpoint: model.Endpoint{Addresses: []netip.Addr{netip.MustParseAddr(we.Address)}, Labels: we.Labels,
-				Network: model.NetworkID(we.Network), TLSMode: model.ParseTLSMode(we.Labels[labelTLSMode]), WorkloadKind: model.KindWorkloadEntry, WorkloadNamespace: we.Namespace, WorkloadName: we.Name},
+				Network: model.NetworkID(we.Network), TLSMode: model.ParseTLSMode(we.Labels[labelTLSMode]), Serving: true, WorkloadKind: model.KindWorkloadEntry, WorkloadNamespace: we.Namespace, WorkloadName: we.Name},
 		}})
 	}
 	cctx, cancel := context.WithCancel(context.Background())

@@ -20,8 +20,8 @@ import (
 type sliceInfo struct {
 	objectMeta
 	created metav1.Time
-	// service is the kubernetes.io/service-name label; "" for a slice
-	// that belongs to no service.
+	// service is the Service the slice belongs to (sliceService); ""
+	// for none.
 	service     string
 	addressType discoveryv1.AddressType
 	endpoints   []sliceEndpointInfo
@@ -33,6 +33,33 @@ type sliceInfo struct {
 	// badAddrs are the malformed addresses of the slice's endpoints, in
 	// order, reported and skipped by mergeSlices.
 	badAddrs []string
+	// foreignRefs are the Pod targetRefs that name a pod of another
+	// namespace, in order: mergeSlices reports them, and their endpoints
+	// are taken as naming no pod, so that no namespace lends identity to
+	// another's slices.
+	foreignRefs []foreignRef
+}
+
+// foreignRef is a slice endpoint's targetRef to a pod of another
+// namespace.
+type foreignRef struct {
+	addr string
+	pod  types.NamespacedName
+}
+
+// labelMCSServiceName marks the EndpointSlices a Multi-Cluster Services
+// controller writes for a ServiceImport: they carry another cluster's
+// endpoints, not the Service's own.
+const labelMCSServiceName = "multicluster.kubernetes.io/service-name"
+
+// sliceService returns the name of the Service a slice's labels say it
+// belongs to: its kubernetes.io/service-name label, or "" for a slice of
+// no service, and for an MCS import's slice, which Istio ignores too.
+func sliceService(labels map[string]string) string {
+	if _, mcs := labels[labelMCSServiceName]; mcs {
+		return ""
+	}
+	return labels[discoveryv1.LabelServiceName]
 }
 
 // badPort is a slice port numbered out of range.
@@ -46,8 +73,9 @@ type sliceEndpointInfo struct {
 	// addrs are the endpoint's well-formed addresses, unmapped, in the
 	// slice's order; empty for a slice of an unsupported address type.
 	addrs []netip.Addr
-	// pod is the endpoint's Pod targetRef, its namespace defaulting to
-	// the slice's; zero when the endpoint has none.
+	// pod is the endpoint's Pod targetRef, a pod of the slice's
+	// namespace; zero when the endpoint names none (or a pod of another
+	// namespace: see foreignRefs).
 	pod        types.NamespacedName
 	nodeName   string
 	conditions conditions
@@ -62,7 +90,7 @@ func newSliceInfo(s *discoveryv1.EndpointSlice) *sliceInfo {
 			resourceVersion: s.ResourceVersion,
 		},
 		created:     s.CreationTimestamp,
-		service:     s.Labels[discoveryv1.LabelServiceName],
+		service:     sliceService(s.Labels),
 		addressType: s.AddressType,
 		ports:       slicePorts(s.Ports),
 	}
@@ -97,9 +125,21 @@ func newSliceInfo(s *discoveryv1.EndpointSlice) *sliceInfo {
 			e.addrs = all[start:len(all):len(all)]
 		}
 		if ref := ep.TargetRef; ref != nil && ref.Kind == "Pod" && ref.Name != "" {
-			e.pod = types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
-			if e.pod.Namespace == "" {
-				e.pod.Namespace = s.Namespace
+			pod := types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
+			if pod.Namespace == "" {
+				pod.Namespace = s.Namespace
+			}
+			if pod.Namespace == s.Namespace {
+				e.pod = pod
+			} else {
+				addr := ""
+				switch {
+				case len(e.addrs) > 0:
+					addr = e.addrs[0].String()
+				case len(ep.Addresses) > 0:
+					addr = ep.Addresses[0]
+				}
+				out.foreignRefs = append(out.foreignRefs, foreignRef{addr: addr, pod: pod})
 			}
 		}
 		e.nodeName = ptrOr(ep.NodeName)

@@ -25,7 +25,8 @@ type objects struct {
 	slices     map[types.NamespacedName]map[string]*sliceInfo
 	sliceOwner map[types.NamespacedName]types.NamespacedName
 	pods       map[types.NamespacedName]*podInfo
-	// podsByIP indexes live pods (not terminal) by each of their IPs;
+	// podsByIP indexes the pods that lend their metadata by IP
+	// (podLendsByIP) by each of their IPs;
 	// several pods may briefly claim one IP while it is reused.
 	podsByIP   ipmap.Map[list[types.NamespacedName]]
 	podsByNode map[string]list[types.NamespacedName]
@@ -425,7 +426,7 @@ func (o *objects) dependents(d dep) list[types.NamespacedName] {
 // returns the pod it replaced.
 func (o *objects) setPod(key types.NamespacedName, pod *podInfo) (old *podInfo) {
 	old = o.pods[key]
-	if old != nil && pod != nil && samePlacement(old, pod) {
+	if old != nil && pod != nil && samePlacement(old, pod) && podLendsByIP(old) == podLendsByIP(pod) {
 		// Indexed under the same IPs and node: only the entry changes.
 		// (Most pod updates are of this kind; the index lists are
 		// scanned by comparing keys, each a cold read.)
@@ -444,9 +445,9 @@ func (o *objects) setPod(key types.NamespacedName, pod *podInfo) (old *podInfo) 
 	}
 	o.pods[key] = pod
 	// The key is in no index list now (a pod is listed under its node,
-	// and under its IPs when live; its IPs are distinct), so it is
-	// appended without a scan for it.
-	if podIsLive(pod) {
+	// and under its IPs when it lends its metadata by IP; its IPs are
+	// distinct), so it is appended without a scan for it.
+	if podLendsByIP(pod) {
 		for _, a := range pod.addrs {
 			o.podsByIP.Set(a, append(o.podsByIP.Get(a), key))
 		}
@@ -455,9 +456,10 @@ func (o *objects) setPod(key types.NamespacedName, pod *podInfo) (old *podInfo) 
 	return old
 }
 
-// samePlacement reports whether two versions of a pod are indexed alike
-// and back the same endpoints: same node, same IPs, same liveness (only a
-// live pod holds its IPs).
+// samePlacement reports whether two versions of a pod back the same
+// endpoints: same node, same IPs, same liveness. (Whether it lends its
+// metadata by IP, podLendsByIP, decides which endpoints without a
+// targetRef it backs: setPod and onPod check that too.)
 func samePlacement(old, pod *podInfo) bool {
 	return old.nodeName == pod.nodeName && slices.Equal(old.addrs, pod.addrs) && podIsLive(old) == podIsLive(pod)
 }

@@ -69,8 +69,8 @@ func (c *Controller) flushLocked() int {
 // be what a recomputation makes: when an endpoint added or removed is
 // pending its pod (a diagnostic comes or goes), when an address or pod
 // added is listed by another of the service's slice endpoints (they
-// would be joined), when the namespace has WorkloadEntries (which a
-// slice's address displaces), or when the service is gone (its
+// would be joined), when the namespace has WorkloadEntries (whose
+// endpoints may sit at a slice endpoint's address), or when the service is gone (its
 // diagnostics name its slices, even empty ones). c.mu must be held.
 func (c *Controller) patchSlice(key types.NamespacedName, ch sliceChange) {
 	membership := ch.old == nil || ch.cur == nil || len(ch.gone)+len(ch.added) > 0
@@ -89,10 +89,7 @@ func (c *Controller) patchSlice(key types.NamespacedName, ch sliceChange) {
 	if svc.Resolution == model.Alias {
 		return // no endpoints, no dependencies
 	}
-	health := endpointHealth
-	if svc.PublishNotReadyAddresses {
-		health = publishNotReadyHealth
-	}
+	draining := c.drains(svc)
 	skey := svc.Key()
 	prev := c.Reader.Endpoints(skey, registry.EndpointQuery{})
 	var (
@@ -129,7 +126,7 @@ func (c *Controller) patchSlice(key types.NamespacedName, ch sliceChange) {
 		}
 	}
 	rewrite := func(e *sliceEndpointInfo) { // the health of e's endpoints
-		st := health(e.conditions)
+		st := endpointHealth(e.conditions, draining)
 		for _, p := range svc.Ports {
 			num, ok := ch.cur.ports.get(p.Name)
 			if !ok {
@@ -169,14 +166,14 @@ func (c *Controller) patchSlice(key types.NamespacedName, ch sliceChange) {
 			meta *model.Endpoint
 			off  bool
 		)
-		if meta, gained, off = c.sliceEndpointMeta(&se, gained, true, &anon); meta == nil {
+		if meta, gained, off = c.sliceEndpointMeta(key.Namespace, &se, gained, true, &anon); meta == nil {
 			c.syncService(key) // pending, with a diagnostic
 			return
 		}
 		if off {
 			shape |= offAddress
 		}
-		added = appendSliceEndpoints(added, svc, &se, meta, health(se.conditions), nil)
+		added = appendSliceEndpoints(added, svc, &se, meta, endpointHealth(se.conditions, draining), nil)
 	}
 	if membership {
 		c.objs.patchDeps(key, lost, gained)
@@ -194,10 +191,15 @@ func (c *Controller) patchSlice(key types.NamespacedName, ch sliceChange) {
 // publishedAt returns the index in prev, a service's published list, of
 // the endpoint of the slice endpoint at addr on the service port named
 // port (number num in the slice), and whether it is there (not withheld).
+// A WorkloadEntry's endpoint at the same address and port is not it.
 func (c *Controller) publishedAt(prev []*model.Endpoint, addr netip.Addr, port string, num uint32) (int, bool) {
 	probe := model.Endpoint{Addresses: []netip.Addr{addr}, ServicePortName: port, Cluster: c.opts.ClusterID, Port: num}
-	j := searchEndpoints(prev, &probe)
-	return j, j < len(prev) && model.CompareEndpoints(prev[j], &probe) == 0
+	for j := searchEndpoints(prev, &probe); j < len(prev) && model.CompareEndpoints(prev[j], &probe) == 0; j++ {
+		if prev[j].WorkloadKind != model.KindWorkloadEntry {
+			return j, true
+		}
+	}
+	return 0, false
 }
 
 // addedAreNew reports whether every endpoint ch.cur gains has an address
@@ -374,7 +376,8 @@ func (c *Controller) clusterEnv() podEnv {
 }
 
 // syncPod publishes a pod's workload instance, or withdraws it when the
-// pod is gone, out of the namespace selection, or yields none.
+// pod is gone, out of the namespace selection, yields none, or does not
+// serve (podServes).
 func (c *Controller) syncPod(key types.NamespacedName) {
 	wkey := model.WorkloadKey{Cluster: c.opts.ClusterID, Kind: model.KindPod, Namespace: key.Namespace, Name: key.Name}
 	pod := c.lookupPod(key)
@@ -390,6 +393,12 @@ func (c *Controller) syncPod(key types.NamespacedName) {
 		c.store.DeleteWorkload(wkey)
 		return
 	}
+	if !podServes(pod) {
+		// Memoized for its endpoints' metadata, but not published:
+		// ServiceEntry selectors take only pods that can serve.
+		c.store.DeleteWorkload(wkey)
+		return
+	}
 	c.store.UpsertWorkload(w)
 }
 
@@ -401,28 +410,32 @@ func (c *Controller) lookupPod(key types.NamespacedName) *podInfo {
 	return c.objs.pods[key]
 }
 
-// podByIP returns the live pod holding the first of addrs that a pod
-// holds; among several pods claiming one IP, the first by namespace and
-// name. Nil when none.
-func (c *Controller) podByIP(addrs []netip.Addr) *podInfo {
+// podByIP returns the pod of namespace ns that lends its metadata to an
+// endpoint at the first of addrs a pod holds (see podLendsByIP); among
+// several such pods on one IP, the first by name. Nil when none: a pod
+// of another namespace lends nothing.
+func (c *Controller) podByIP(ns string, addrs []netip.Addr) *podInfo {
 	for _, a := range addrs {
-		keys := c.objs.podsByIP.Get(a)
-		if len(keys) == 0 {
-			continue
-		}
-		sorted := []types.NamespacedName(keys)
-		if len(keys) > 1 {
-			sorted = slices.SortedFunc(slices.Values(keys), func(x, y types.NamespacedName) int {
-				return cmp.Or(cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
-			})
-		}
-		for _, k := range sorted {
-			if pod := c.lookupPod(k); pod != nil {
-				return pod
+		var found *podInfo
+		for _, k := range c.objs.podsByIP.Get(a) {
+			if k.Namespace != ns || (found != nil && found.name < k.Name) {
+				continue
 			}
+			if pod := c.lookupPod(k); pod != nil {
+				found = pod
+			}
+		}
+		if found != nil {
+			return found
 		}
 	}
 	return nil
+}
+
+// drains reports whether a service drains its endpoints: it has one of
+// Options.DrainingLabels (see endpointHealth).
+func (c *Controller) drains(svc *model.Service) bool {
+	return slices.ContainsFunc(c.opts.DrainingLabels, func(l string) bool { return svc.Labels[l] != "" })
 }
 
 // serviceKey is the model key of the Service of that name.
@@ -545,7 +558,7 @@ func (c *Controller) prepareLocked() {
 const minPerWorker = 64
 
 // memoizePods memoizes the workload of every pod of a selected namespace,
-// and returns those workloads. No pod has a memo yet: the pod handler
+// and returns those of the pods that serve (the workloads to publish). No pod has a memo yet: the pod handler
 // computes none before the initial conversion. The workloads are computed
 // and memoized by up to Options.InitialSyncWorkers goroutines, this one
 // included, which read the controller's objects only (podInstance), each
@@ -589,7 +602,9 @@ func (c *Controller) memoizePods() []*model.WorkloadInstance {
 		w.PortMap = c.portMaps.acquire(pod) // w is not shared yet
 		portsMu.Unlock()
 		pod.memo = podMemo{node: node.node, network: c.net.cluster, w: w}
-		results[i] = w
+		if podServes(pod) {
+			results[i] = w
+		}
 	})
 	return slices.DeleteFunc(results, func(w *model.WorkloadInstance) bool { return w == nil })
 }
@@ -797,10 +812,7 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 	if !oneToOne {
 		s.shape |= joined
 	}
-	health := endpointHealth
-	if svc.PublishNotReadyAddresses {
-		health = publishNotReadyHealth
-	}
+	draining := c.drains(svc)
 	var (
 		eps  = make([]*model.Endpoint, 0, len(ses)*len(svc.Ports))
 		deps = s.deps[:0]
@@ -821,7 +833,7 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 			meta *model.Endpoint
 			off  bool
 		)
-		if meta, deps, off = c.sliceEndpointMeta(se, deps, !initial, &anon); meta == nil {
+		if meta, deps, off = c.sliceEndpointMeta(key.Namespace, se, deps, !initial, &anon); meta == nil {
 			diags = append(diags, model.Diagnostic{
 				Severity: model.Warning, Kind: "EndpointSlice", Namespace: key.Namespace, Name: se.slice,
 				Cluster: c.opts.ClusterID,
@@ -832,20 +844,14 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 		if off {
 			s.shape |= offAddress
 		}
-		eps = appendSliceEndpoints(eps, svc, se, meta, health(se.conditions), reuse)
+		eps = appendSliceEndpoints(eps, svc, se, meta, endpointHealth(se.conditions, draining), reuse)
 	}
 	if entries := c.objs.entries[key.Namespace]; len(entries) > 0 {
-		// A WorkloadEntry whose address a slice lists (even a withheld
-		// endpoint's) is left out.
-		taken := map[netip.Addr]bool{}
-		for i := range ses {
-			for _, a := range ses[i].addresses {
-				taken[a] = true
-			}
-		}
+		// A WorkloadEntry joins the slices' endpoints, even at an address
+		// a slice lists (a VM and a pod at one IP during a migration).
 		for _, name := range slices.Sorted(maps.Keys(entries)) {
 			we := entries[name]
-			if !workloadEntrySelected(svc, we) || !workloadEntryReachable(we, c.opts.ClusterID, c.net.cluster) || slices.ContainsFunc(we.Endpoint.Addresses, func(a netip.Addr) bool { return taken[a] }) {
+			if !workloadEntrySelected(svc, we) || !workloadEntryReachable(we, c.opts.ClusterID, c.net.cluster) {
 				continue
 			}
 			for _, ep := range workloadEntryEndpoints(svc, we, c.opts.ClusterID) {
@@ -868,13 +874,14 @@ func (c *Controller) serviceEndpoints(key types.NamespacedName, svc *model.Servi
 }
 
 // sliceEndpointMeta returns the metadata of se's endpoints (see
-// appendSliceEndpoints) and appends to deps what it is taken from: se's
-// targetRef pod, or else the pods holding se's addresses, and the node.
+// appendSliceEndpoints), for a service of namespace ns, and appends to
+// deps what it is taken from: se's targetRef pod, or else the pods
+// holding se's addresses (podByIP), and that pod's node.
 // It returns nil for an endpoint whose targetRef pod is not known yet
 // (pending: withheld). off reports a pod's endpoint at an address that is
 // not the pod's (endpointsShape offAddress). The metadata of an endpoint
 // that no pod backs is written to scratch; memo is podEndpoint's.
-func (c *Controller) sliceEndpointMeta(se *sliceEndpoint, deps []dep, memo bool, scratch *model.Endpoint) (meta *model.Endpoint, _ []dep, off bool) {
+func (c *Controller) sliceEndpointMeta(ns string, se *sliceEndpoint, deps []dep, memo bool, scratch *model.Endpoint) (meta *model.Endpoint, _ []dep, off bool) {
 	var pod *podInfo
 	if se.hasPod() {
 		deps = append(deps, dep{kind: depPod, name: se.pod})
@@ -885,14 +892,13 @@ func (c *Controller) sliceEndpointMeta(se *sliceEndpoint, deps []dep, memo bool,
 		for _, a := range se.addresses {
 			deps = append(deps, dep{kind: depIP, ip: a})
 		}
-		pod = c.podByIP(se.addresses)
+		pod = c.podByIP(ns, se.addresses)
 	}
 	if pod != nil {
 		deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: pod.nodeName}})
 		return c.podEndpoint(pod, memo), deps, !slices.Contains(pod.addrs, se.addresses[0])
 	}
-	deps = append(deps, dep{kind: depNode, name: types.NamespacedName{Name: se.nodeName}})
-	*scratch = anonymousEndpoint(se.addresses, se.nodeName, c.podEnv(se.nodeName))
+	*scratch = anonymousEndpoint(se.addresses, se.nodeName, c.clusterEnv())
 	return scratch, deps, false
 }
 

@@ -91,14 +91,14 @@ func stripPod(obj any) (any, error) {
 	return newPodInfo(pod), nil
 }
 
-// stripNode keeps the name and the three topology labels.
+// stripNode keeps the name and the topology labels (nodeLocality).
 func stripNode(obj any) (any, error) {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
 		return obj, nil
 	}
 	out := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, ResourceVersion: n.ResourceVersion}}
-	for _, k := range [...]string{labelRegion, labelZone, labelSubzone} {
+	for _, k := range [...]string{labelRegion, labelZone, labelBetaRegion, labelBetaZone, labelSubzone} {
 		if v, ok := n.Labels[k]; ok {
 			if out.Labels == nil {
 				out.Labels = map[string]string{}

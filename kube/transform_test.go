@@ -42,10 +42,20 @@ func TestTransformsKeepWhatConversionReads(t *testing.T) {
 	}
 
 	pod := podObj("ns", "p", "10.0.0.1", "n", map[string]string{"app": "a"})
-	pod.Spec.Containers = []corev1.Container{{Name: "c", Image: "img", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 80}, {ContainerPort: 81}}}}
-	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady}}
+	always := corev1.ContainerRestartPolicyAlways
+	pod.Spec.Containers = []corev1.Container{{Name: "c", Image: "img", Ports: []corev1.ContainerPort{
+		{Name: "http", ContainerPort: 80}, {ContainerPort: 81}, {Name: "dns", ContainerPort: 53, Protocol: corev1.ProtocolUDP},
+		{Name: "grpc", ContainerPort: 90, Protocol: corev1.ProtocolTCP}}}}
+	pod.Spec.InitContainers = []corev1.Container{
+		{Name: "init", Ports: []corev1.ContainerPort{{Name: "setup", ContainerPort: 1000}}},
+		{Name: "sidecar", RestartPolicy: &always, Ports: []corev1.ContainerPort{{Name: "admin", ContainerPort: 15000}}},
+	}
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	pod.Status.PodIPs = []corev1.PodIP{{IP: "fd00::1"}, {IP: "10.0.0.1"}}
 	pod.Spec.ServiceAccountName = "sa"
+	pod.Spec.Subdomain, pod.Spec.HostNetwork = "web", true
+	now := metav1.Now()
+	pod.DeletionTimestamp = &now
 	sp, _ := stripPod(pod)
 	p := sp.(*podInfo)
 	want := &podInfo{
@@ -53,8 +63,11 @@ func TestTransformsKeepWhatConversionReads(t *testing.T) {
 		nodeName:       "n",
 		serviceAccount: "sa",
 		phase:          corev1.PodRunning,
-		addrs:          []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("fd00::1")},
-		ports:          []namedPort{{name: "http", port: 80}},
+		ready:          true, deleting: true, hostNetwork: true,
+		hostname: "p", subdomain: "web", // the pod's name when spec.hostname is unset
+		addrs: []netip.Addr{netip.MustParseAddr("fd00::1"), netip.MustParseAddr("10.0.0.1")}, // in the pod's order
+		// Named TCP ports (unset protocol is TCP), then those of native sidecars.
+		ports: []namedPort{{name: "http", port: 80}, {name: "grpc", port: 90}, {name: "admin", port: 15000}},
 	}
 	if diff := cmp.Diff(want, p, cmp.AllowUnexported(podInfo{}, objectMeta{}, namedPort{}, podMemo{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 		t.Errorf("stripPod (-want +got):\n%s", diff)
@@ -83,14 +96,16 @@ func TestTransformsKeepWhatConversionReads(t *testing.T) {
 		service:     "s",
 		addressType: discoveryv1.AddressTypeIPv4,
 		endpoints: []sliceEndpointInfo{
-			{addrs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, pod: types.NamespacedName{Namespace: "ns", Name: "p"}, conditions: conditions{ready: isTrue}},
-			{addrs: []netip.Addr{netip.MustParseAddr("10.0.0.2")}, pod: types.NamespacedName{Namespace: "other", Name: "q"}, nodeName: "n2"},
+			{addrs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, pod: types.NamespacedName{Namespace: "ns", Name: "p"}, conditions: conditions{ready: isTrue, serving: isTrue, terminating: isFalse}},
+			// A targetRef to another namespace's pod is not kept.
+			{addrs: []netip.Addr{netip.MustParseAddr("10.0.0.2")}, nodeName: "n2"},
 		},
-		ports:    portNumbers{{name: "http", num: 80}},
-		badPorts: []badPort{{name: "big", port: 70000}},
-		badAddrs: []string{"bogus"},
+		ports:       portNumbers{{name: "http", num: 80}},
+		badPorts:    []badPort{{name: "big", port: 70000}},
+		badAddrs:    []string{"bogus"},
+		foreignRefs: []foreignRef{{addr: "10.0.0.2", pod: types.NamespacedName{Namespace: "other", Name: "q"}}},
 	}
-	if diff := cmp.Diff(wantSlice, si, cmp.AllowUnexported(sliceInfo{}, objectMeta{}, sliceEndpointInfo{}, conditions{}, badPort{}, portNumber{}),
+	if diff := cmp.Diff(wantSlice, si, cmp.AllowUnexported(sliceInfo{}, objectMeta{}, sliceEndpointInfo{}, conditions{}, badPort{}, portNumber{}, foreignRef{}),
 		cmp.Comparer(func(a, b netip.Addr) bool { return a == b }), cmp.Comparer(func(a, b metav1.Time) bool { return a.Equal(&b) })); diff != "" {
 		t.Errorf("stripSlice (-want +got):\n%s", diff)
 	}

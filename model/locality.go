@@ -8,18 +8,20 @@ type Locality struct {
 }
 
 // ParseLocality reads "region/zone/subzone", the form of the
-// topology.istio.io/locality label (where '.' may stand for '/', because a
-// label value cannot hold '/') and of ServiceEntry endpoint localities.
-// Missing trailing parts are empty; parts past the third are ignored.
+// topology.istio.io/locality label (where '.' stands for '/' when the
+// value holds no '/', because a label value cannot hold '/') and of
+// ServiceEntry endpoint localities. Missing trailing parts are empty; a
+// locality of more than three levels is kept as written, the levels past
+// the zone in Subzone ("r/z/s/rack" has Subzone "s/rack"), as Istio keeps
+// the text.
 func ParseLocality(s string) Locality {
 	if s == "" {
 		return Locality{}
 	}
-	sep := "/"
 	if !strings.Contains(s, "/") {
-		sep = "."
+		s = strings.ReplaceAll(s, ".", "/")
 	}
-	parts := strings.SplitN(s, sep, 4)
+	parts := strings.SplitN(s, "/", 3)
 	var l Locality
 	l.Region = parts[0]
 	if len(parts) > 1 {

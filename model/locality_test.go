@@ -22,7 +22,9 @@ func TestParseLocality(t *testing.T) {
 		{"eu/zone.a", model.Locality{Region: "eu", Zone: "zone.a"}},
 		{"/zone-x", model.Locality{Zone: "zone-x"}},
 		{"//rack-1", model.Locality{Subzone: "rack-1"}},
-		{"r/z/s/extra/more", model.Locality{Region: "r", Zone: "z", Subzone: "s"}},
+		// More than three levels are kept as written.
+		{"r/z/s/extra/more", model.Locality{Region: "r", Zone: "z", Subzone: "s/extra/more"}},
+		{"r.z.s.extra", model.Locality{Region: "r", Zone: "z", Subzone: "s/extra"}},
 	}
 	for _, tt := range tests {
 		if got := model.ParseLocality(tt.in); got != tt.want {
@@ -44,6 +46,7 @@ func TestLocalityString(t *testing.T) {
 		{model.Locality{Zone: "zone-x"}, "/zone-x"},
 		{model.Locality{Region: "r", Subzone: "s"}, "r//s"},
 		{model.Locality{Subzone: "s"}, "//s"},
+		{model.Locality{Region: "r", Zone: "z", Subzone: "s/rack"}, "r/z/s/rack"},
 	}
 	for _, tt := range tests {
 		if got := tt.in.String(); got != tt.want {

@@ -36,13 +36,13 @@ func TestDemoTable(t *testing.T) {
 		// draining pod counted apart.
 		"reviews.bookinfo.svc.cluster.local",
 		"east=10.96.0.20 west=10.97.0.20",
-		"3 Healthy, 1 Draining",
+		"3 Healthy, 1 Terminating",
 		// the ServiceEntry selects a Pod and a WorkloadEntry.
 		"payments.internal.example.com",
 		"2 Healthy",
 		// a DNS entry without addresses gets auto-allocated ones.
 		"auto=240.240.",
-		"6 services, 10 endpoints, 9 workloads",
+		"6 services, 10 endpoints, 7 workloads",
 		"Error    ServiceEntry payments/broken-entry [east]: invalid, not used",
 	} {
 		if !strings.Contains(out, want) {
@@ -66,8 +66,8 @@ func TestJSONIsTheDumpFormat(t *testing.T) {
 	if err := dec.Decode(&d); err != nil {
 		t.Fatal(err)
 	}
-	if d.Version != registry.DumpVersion || len(d.Services) != 6 || len(d.Workloads) != 9 || len(d.Diagnostics) != 1 {
-		t.Errorf("dump: version %d, %d services, %d workloads, %d diagnostics; want 1, 6, 9, 1",
+	if d.Version != registry.DumpVersion || len(d.Services) != 6 || len(d.Workloads) != 7 || len(d.Diagnostics) != 1 {
+		t.Errorf("dump: version %d, %d services, %d workloads, %d diagnostics; want 1, 6, 7, 1",
 			d.Version, len(d.Services), len(d.Workloads), len(d.Diagnostics))
 	}
 

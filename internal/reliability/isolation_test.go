@@ -120,12 +120,45 @@ kind: WorkloadEntry
 metadata: {name: thief, namespace: ns-b}
 spec: {address: 10.1.0.1, labels: {app: web}, serviceAccount: thief}
 ---
-# Reuses pa's IP in pa's own namespace: the slice already lists the
-# address, so web keeps the pod's endpoint only.
+# Reuses pa's IP in pa's own namespace: web selects it beside the pod's
+# endpoint (a VM and a pod at one address, as in a migration), each with
+# its own identity.
 apiVersion: networking.istio.io/v1
 kind: WorkloadEntry
 metadata: {name: twin, namespace: ns-a}
 spec: {address: 10.1.0.1, labels: {app: web}, serviceAccount: twin}
+---
+# A hostile tenant's selectorless Service with a slice of its own naming
+# ns-a's pod: by IP alone, by a targetRef into ns-a, and its own
+# hostNetwork agent's node IP. None of them lends identity to it.
+apiVersion: v1
+kind: Service
+metadata: {name: grab, namespace: ns-b}
+spec:
+  clusterIP: 10.96.0.12
+  ports: [{name: http, port: 80, targetPort: 8080}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: grab-1, namespace: ns-b, labels: {kubernetes.io/service-name: grab}}
+addressType: IPv4
+ports: [{name: http, port: 8080}]
+endpoints:
+- {addresses: [10.1.0.1], conditions: {ready: true}}
+- {addresses: [10.1.0.3], conditions: {ready: true}, targetRef: {kind: Pod, namespace: ns-a, name: pc}}
+- {addresses: [192.168.0.5], conditions: {ready: true}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: pc, namespace: ns-a, labels: {app: web, security.istio.io/tlsMode: istio}}
+spec: {serviceAccountName: web-sa, containers: [{name: app, image: app}]}
+status: {phase: Running, podIP: 10.1.0.3, podIPs: [{ip: 10.1.0.3}], conditions: [{type: Ready, status: "True"}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: agent, namespace: ns-b, labels: {app: agent}}
+spec: {serviceAccountName: agent, hostNetwork: true, containers: [{name: app, image: app}]}
+status: {phase: Running, podIP: 192.168.0.5, podIPs: [{ip: 192.168.0.5}], conditions: [{type: Ready, status: "True"}]}
 `
 
 func dumpService(d *registry.Dump, host, ns string) *registry.DumpService {
@@ -224,6 +257,35 @@ func TestIsolation(t *testing.T) {
 		}
 	})
 
+	t.Run("a slice of one namespace takes no identity from another's pods", func(t *testing.T) {
+		grab := dumpService(d, "grab.ns-b.svc.cluster.local", "ns-b")
+		if grab == nil || len(grab.Endpoints) != 3 {
+			t.Fatalf("grab = %+v, want its 3 endpoints", grab)
+		}
+		for _, ep := range grab.Endpoints {
+			if ep.Workload != "" || ep.ServiceAccount != "" || ep.TLSMode != "disabled" || ep.Labels["app"] != "" {
+				t.Errorf("grab's endpoint %s took a workload's identity: %+v", ep.Address, ep)
+			}
+		}
+		reported := false
+		for _, g := range disc.Diagnostics() {
+			if g.Kind == "EndpointSlice" && g.Namespace == "ns-b" && g.Name == "grab-1" && strings.Contains(g.Message, "ns-a/pc") {
+				reported = true
+			}
+		}
+		if !reported {
+			t.Error("no diagnostic for grab-1's targetRef into ns-a")
+		}
+		// ns-a's own pod keeps its endpoint and identity in its Service.
+		var pa bool
+		for _, ep := range dumpService(d, "web.ns-a.svc.cluster.local", "ns-a").Endpoints {
+			pa = pa || (ep.Workload == "ns-a/pa" && strings.HasSuffix(ep.ServiceAccount, "/ns/ns-a/sa/web-sa"))
+		}
+		if !pa {
+			t.Error("ns-a/pa lost its endpoint in web")
+		}
+	})
+
 	t.Run("a WorkloadEntry reusing a pod's IP cannot steal its identity", func(t *testing.T) {
 		ip := netip.MustParseAddr("10.1.0.1")
 		targets := disc.ProxyTargets("ns-a", ip)
@@ -240,7 +302,8 @@ func TestIsolation(t *testing.T) {
 				t.Errorf("ProxyTargets(ns-b) returned %s/%s", tg.Service.Namespace, tg.Service.Hostname)
 			}
 		}
-		// web keeps exactly the pod's endpoint, with the pod's identity.
+		// web has the pod's endpoint and its own namespace's entry at
+		// that address, each under its own identity; never the thief.
 		web := dumpService(d, "web.ns-a.svc.cluster.local", "ns-a")
 		var at []registry.DumpEndpoint
 		for _, ep := range web.Endpoints {
@@ -248,8 +311,10 @@ func TestIsolation(t *testing.T) {
 				at = append(at, ep)
 			}
 		}
-		if len(at) != 1 || at[0].Workload != "ns-a/pa" || !strings.HasSuffix(at[0].ServiceAccount, "/ns/ns-a/sa/web-sa") {
-			t.Errorf("web's endpoints at 10.1.0.1 = %+v, want only the pod's", at)
+		slices.SortFunc(at, func(a, b registry.DumpEndpoint) int { return strings.Compare(a.Workload, b.Workload) })
+		if len(at) != 2 || at[0].Workload != "ns-a/pa" || !strings.HasSuffix(at[0].ServiceAccount, "/ns/ns-a/sa/web-sa") ||
+			at[1].Workload != "ns-a/twin" || !strings.HasSuffix(at[1].ServiceAccount, "/ns/ns-a/sa/twin") {
+			t.Errorf("web's endpoints at 10.1.0.1 = %+v, want the pod's and twin's, each with its identity", at)
 		}
 		// The thief serves web-b in its own namespace, under its own
 		// identity, and no service of ns-a.

@@ -66,6 +66,14 @@ type Generator struct {
 	// MinSteps and MaxSteps bound the steps of a sequence. Default 3
 	// and 10.
 	MinSteps, MaxSteps int
+	// PodNamesPerCluster names the pods of every cluster but the first
+	// after their cluster (p1 in "a", p1-b in "b"), so that no two
+	// clusters hold a pod of the same namespace and name. The sequence
+	// is otherwise the same. Istio's ServiceEntry controller keys pods
+	// by namespace and name alone: of two such pods it selects the one
+	// it heard of last, so differential testing against Istio avoids
+	// them. Default false: the clusters share the pool of pod names.
+	PodNamesPerCluster bool
 }
 
 var (
@@ -90,6 +98,9 @@ var (
 type gen struct {
 	r     *rand.Rand
 	world World
+	// podSuffix says whether pod names carry their cluster
+	// (Generator.PodNamesPerCluster).
+	podSuffix bool
 	// specs of the objects present, by cluster and World key, so that
 	// an operation can change one field of an existing object.
 	slices map[model.ClusterID]map[string]SliceSpec
@@ -109,11 +120,12 @@ func (g Generator) Sequence(seed uint64) Sequence {
 		maxSteps = max(minSteps, 10)
 	}
 	st := &gen{
-		r:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		world:   NewWorld(Clusters...),
-		slices:  map[model.ClusterID]map[string]SliceSpec{},
-		pods:    map[model.ClusterID]map[string]PodSpec{},
-		created: map[string]string{},
+		r:         rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		world:     NewWorld(Clusters...),
+		podSuffix: g.PodNamesPerCluster,
+		slices:    map[model.ClusterID]map[string]SliceSpec{},
+		pods:      map[model.ClusterID]map[string]PodSpec{},
+		created:   map[string]string{},
 	}
 	for _, c := range Clusters {
 		st.slices[c] = map[string]SliceSpec{}
@@ -156,6 +168,14 @@ func (g Generator) Sequence(seed uint64) Sequence {
 }
 
 func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
+
+// podName returns what a pod the pool calls name is named in cluster c.
+func (g *gen) podName(c model.ClusterID, name string) string {
+	if g.podSuffix && c != Clusters[0] {
+		return name + "-" + string(c)
+	}
+	return name
+}
 
 // op applies one random operation to the world and describes it.
 func (g *gen) op() string {
@@ -303,7 +323,7 @@ func (g *gen) sliceOp(c model.ClusterID, ns string, del bool) string {
 		} else {
 			ep.IP = pick(g.r, poolIPs)
 			if g.r.IntN(2) == 0 {
-				ep.Pod = pick(g.r, poolPods)
+				ep.Pod = g.podName(c, pick(g.r, poolPods))
 			}
 		}
 		if seen[ep.IP] {
@@ -357,7 +377,7 @@ func (g *gen) backedOp(c model.ClusterID, ns string) string {
 	g.world.Set(c, svc.Key(), svc.YAML())
 	slice := SliceSpec{Namespace: ns, Name: svc.Name + "-" + pick(g.r, poolSlices), Service: svc.Name, PortName: "http", Port: 8080}
 	for i, name := range poolPods[:2] {
-		p := PodSpec{Namespace: ns, Name: name, App: pick(g.r, poolApps), IP: poolIPs[i], Node: pick(g.r, poolNodes), Ready: true}
+		p := PodSpec{Namespace: ns, Name: g.podName(c, name), App: pick(g.r, poolApps), IP: poolIPs[i], Node: pick(g.r, poolNodes), Ready: true}
 		g.pods[c][p.Key()] = p
 		g.world.Set(c, p.Key(), p.YAML())
 		ep := SliceEndpoint{IP: p.IP, Pod: p.Name, Node: p.Node, Ready: true, Serving: true}
@@ -384,7 +404,7 @@ func (g *gen) podOp(c model.ClusterID, ns string, del bool) string {
 		g.pods[c][p.Key()] = p
 		return g.set(c, p.Key(), p.YAML(), false)
 	}
-	key := PodSpec{Namespace: ns, Name: pick(g.r, poolPods)}.Key()
+	key := PodSpec{Namespace: ns, Name: g.podName(c, pick(g.r, poolPods))}.Key()
 	if del {
 		delete(g.pods[c], key)
 		return g.set(c, key, "", true)

@@ -73,9 +73,11 @@ func (s ServiceSpec) YAML() string {
 	if s.ExportTo != "" {
 		fmt.Fprintf(&b, "  annotations:\n    networking.istio.io/exportTo: %q\n", s.ExportTo)
 	}
-	b.WriteString("spec:\n")
+	// As the API server stores it: type, the port's protocol and
+	// clusterIPs defaulted (the oracle's fake clients default nothing).
+	b.WriteString("spec:\n  type: ClusterIP\n")
 	if s.VIP == "" {
-		b.WriteString("  clusterIP: None\n")
+		b.WriteString("  clusterIP: None\n  clusterIPs: [None]\n")
 	} else {
 		fmt.Fprintf(&b, "  clusterIP: %s\n  clusterIPs: [%s]\n", s.VIP, s.VIP)
 	}
@@ -85,7 +87,7 @@ func (s ServiceSpec) YAML() string {
 	if s.PublishNotReady {
 		b.WriteString("  publishNotReadyAddresses: true\n")
 	}
-	fmt.Fprintf(&b, "  ports:\n  - name: %s\n    port: %d\n    targetPort: %d\n", s.PortName, s.Port, s.TargetPort)
+	fmt.Fprintf(&b, "  ports:\n  - name: %s\n    port: %d\n    protocol: TCP\n    targetPort: %d\n", s.PortName, s.Port, s.TargetPort)
 	return b.String()
 }
 
@@ -141,8 +143,8 @@ type PodSpec struct {
 	IP              string // "" for a pod not yet given an IP
 	Node            string
 	Ready           bool
-	Terminal        bool // phase Succeeded
-	ServiceAccount  string
+	Terminal        bool   // phase Succeeded
+	ServiceAccount  string // "" for the API server's default, "default"
 	Locality        string // topology.istio.io/locality label
 	Network         string // topology.istio.io/network label
 	TLS             bool   // security.istio.io/tlsMode: istio
@@ -172,10 +174,14 @@ func (s PodSpec) YAML() string {
 	if s.Node != "" {
 		fmt.Fprintf(&b, "  nodeName: %s\n", s.Node)
 	}
-	if s.ServiceAccount != "" {
-		fmt.Fprintf(&b, "  serviceAccountName: %s\n", s.ServiceAccount)
+	// As the API server stores it: the service account and the
+	// container port's protocol defaulted.
+	sa := s.ServiceAccount
+	if sa == "" {
+		sa = "default"
 	}
-	b.WriteString("  containers:\n  - name: app\n    image: app\n    ports:\n    - name: http\n      containerPort: 8080\n")
+	fmt.Fprintf(&b, "  serviceAccountName: %s\n", sa)
+	b.WriteString("  containers:\n  - name: app\n    image: app\n    ports:\n    - name: http\n      containerPort: 8080\n      protocol: TCP\n")
 	phase := "Running"
 	if s.Terminal {
 		phase = "Succeeded"

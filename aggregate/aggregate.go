@@ -48,7 +48,7 @@ type Settler interface {
 //
 // Services with the same namespace and hostname are one service: a
 // Kubernetes Service takes precedence over ServiceEntries for the same
-// key, in every query and event (DESIGN.md decision 1); the same Kubernetes
+// key, in every query and event (ARCHITECTURE.md decision 1); the same Kubernetes
 // Service in several clusters is one service with each cluster's VIPs.
 // Endpoints stay per shard (provider, cluster).
 //

@@ -12,7 +12,8 @@
 //     reported as diagnostics and contribute no endpoints. The same
 //     Kubernetes Service in several clusters is one service carrying each
 //     cluster's VIPs; its attributes come from the first cluster by ID, and
-//     clusters that disagree on ports are reported;
+//     clusters that disagree on ports, resolution, exportTo, external
+//     name or mesh-external are reported;
 //   - when several namespaces declare one hostname, GetService answers with
 //     the Kubernetes Service, else the oldest ServiceEntry, else by
 //     namespace and name;
@@ -20,8 +21,10 @@
 //     carries one shard's complete list for one service;
 //   - workloads are kept by cluster, kind, namespace and name, and handed
 //     to the registries that select other registries' workloads (see
-//     WorkloadHandler), so Pods reach ServiceEntry selectors and
-//     WorkloadEntries reach Kubernetes Service selectors.
+//     WorkloadHandler), so Pods of every cluster reach ServiceEntry
+//     selectors and WorkloadEntries reach the Kubernetes Service
+//     selectors of their own cluster, as in Istio (Options.ShareWorkload
+//     decides; ShareAcrossClusters shares entries with every cluster).
 //
 // The merged state depends on the registries' objects only, never on the
 // order registries were added or their events arrived.

@@ -30,7 +30,7 @@ type merger struct {
 	// raw holds each shard's endpoints of a service as its registry
 	// published them. The store gets them without the endpoints of ports
 	// the merged service does not have: when clusters disagree on ports,
-	// the merged service's ports rule (DESIGN.md decision 8).
+	// the merged service's ports rule (ARCHITECTURE.md decision 8).
 	raw map[model.ServiceKey]shards.Map[rawList]
 }
 
@@ -296,7 +296,7 @@ func compareKeys(a, b model.ServiceKey) int {
 // mergeService merges the versions of one service (one key) from several
 // shards, and says what it overrode.
 //
-// Kubernetes versions win over External ones (DESIGN.md decision 1): the
+// Kubernetes versions win over External ones (ARCHITECTURE.md decision 1): the
 // losing ServiceEntries are reported and contribute nothing. Versions of
 // the winning provider are merged: the first by cluster ID gives every
 // attribute, VIPs and external addresses are kept per cluster, service

@@ -330,3 +330,36 @@ func TestControllerSubscribeBeforeRunHasSynced(t *testing.T) {
 		t.Errorf("handler got %d events", got.Load())
 	}
 }
+
+// A pod is a workload, and so selectable by ServiceEntries, only while it
+// serves: it leaves when it stops being Ready or starts deleting, and
+// comes back when Ready again. The endpoints that name it keep its
+// metadata throughout; only the slice decides their health.
+func TestPodWorkloadFollowsReadiness(t *testing.T) {
+	f := newFakeCluster(
+		svcObj("default", "a", "10.96.0.1", map[string]string{"app": "a"}, svcPort("http", 80)),
+		sliceObj("default", "a-1", "a", discoveryv1.AddressTypeIPv4, 8080, sliceEP{"10.1.0.1", "a-1", true}),
+		podObj("default", "a-1", "10.1.0.1", "", map[string]string{"app": "a"}),
+	)
+	c := startController(t, f, Options{})
+	ip := netip.MustParseAddr("10.1.0.1")
+	workloads := func(n int) func() bool { return func() bool { return len(c.WorkloadsByIP(ip)) == n } }
+	waitFor(t, "the ready pod's workload", workloads(1))
+	update := func(mod func(*corev1.Pod)) {
+		t.Helper()
+		p := podObj("default", "a-1", "10.1.0.1", "", map[string]string{"app": "a"})
+		mod(p)
+		_, err := f.CoreV1().Pods("default").Update(ctx, p, metav1.UpdateOptions{})
+		mustNot(t, err)
+	}
+
+	update(func(p *corev1.Pod) { p.Status.Conditions[0].Status = corev1.ConditionFalse })
+	waitFor(t, "the workload of a pod no longer Ready withdrawn", workloads(0))
+	if eps := c.Endpoints(skey("default", "a"), registry.EndpointQuery{}); len(eps) != 1 || eps[0].Workload() != "default/a-1" {
+		t.Errorf("endpoints of the not-Ready pod = %+v, want its endpoint with its metadata", eps)
+	}
+	update(func(*corev1.Pod) {})
+	waitFor(t, "the workload back once Ready", workloads(1))
+	update(func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now })
+	waitFor(t, "the workload of a deleting pod withdrawn", workloads(0))
+}

@@ -251,41 +251,6 @@ func (m *sliceMerger) merge(in iter.Seq[*sliceInfo], cluster model.ClusterID) (o
 	return out, diags, oneToOne
 }
 
-// endpointState is what an endpoint's slice conditions say of it: its
-// health and whether it serves (model.Endpoint's Health and Serving).
-type endpointState struct {
-	health  model.HealthStatus
-	serving bool
-}
-
-// endpointHealth maps EndpointSlice conditions to an endpoint's state as
-// Istio maps them:
-//
-//   - ready (or unset) → Healthy;
-//   - else, for a service that drains its endpoints (draining: it carries
-//     a persistent-session label, see Options.DrainingLabels), serving
-//     and terminating → Draining;
-//   - else terminating → Terminating;
-//   - else Unhealthy.
-//
-// An unset serving or terminating condition counts as set here, as in
-// Istio: a not-ready endpoint whose terminating condition is unset is
-// Terminating, and only terminating: false makes it Unhealthy. Serving
-// is the serving condition as the API defines it (unset: as ready).
-func endpointHealth(c conditions, draining bool) endpointState {
-	ready := c.ready.or(true)
-	st := endpointState{health: model.Unhealthy, serving: c.serving.or(ready)}
-	switch {
-	case ready:
-		st.health = model.Healthy
-	case draining && c.serving.or(true) && c.terminating.or(true):
-		st.health = model.Draining
-	case c.terminating.or(true):
-		st.health = model.Terminating
-	}
-	return st
-}
-
 // appendSliceEndpoints appends to eps the endpoints of one sliceEndpoint,
 // one per service port the slice serves (a slice port of the same name),
 // sharing meta's labels. meta carries the workload's metadata; its ports

@@ -10,7 +10,7 @@ import (
 // TestMergeSlicesReportsPortsOutOfRange is the regression test of a silent
 // drop found by the reliability tier's bad-input catalogue: a slice port
 // numbered outside 1-65535 was skipped without a word, so its endpoints
-// vanished from the service (DESIGN decision 5: diagnostics instead of
+// vanished from the service (ARCHITECTURE.md decision 5: diagnostics instead of
 // silence). A port left unset stays silent: the API gives it a meaning.
 func TestMergeSlicesReportsPortsOutOfRange(t *testing.T) {
 	for _, n := range []int32{-5, 0, 65536} {

@@ -16,38 +16,6 @@ import (
 	"github.com/meshreg/meshreg/model"
 )
 
-// The mapping of Istio's registry (checked with the oracle, see
-// hack/oracle): an unset serving or terminating condition counts as set,
-// and Draining needs a service that drains its endpoints.
-func TestEndpointHealth(t *testing.T) {
-	tru, fal := ptr(true), ptr(false)
-	tests := []struct {
-		name        string
-		c           discoveryv1.EndpointConditions
-		want, drain model.HealthStatus // plain service, draining service
-		serving     bool
-	}{
-		{"unset is ready", discoveryv1.EndpointConditions{}, model.Healthy, model.Healthy, true},
-		{"ready", discoveryv1.EndpointConditions{Ready: tru}, model.Healthy, model.Healthy, true},
-		{"not ready, terminating unset", discoveryv1.EndpointConditions{Ready: fal}, model.Terminating, model.Draining, false},
-		{"not ready, not terminating", discoveryv1.EndpointConditions{Ready: fal, Terminating: fal}, model.Unhealthy, model.Unhealthy, false},
-		{"not ready, serving, terminating unset", discoveryv1.EndpointConditions{Ready: fal, Serving: tru}, model.Terminating, model.Draining, true},
-		{"serving and terminating", discoveryv1.EndpointConditions{Ready: fal, Serving: tru, Terminating: tru}, model.Terminating, model.Draining, true},
-		{"terminating, serving unset", discoveryv1.EndpointConditions{Ready: fal, Terminating: tru}, model.Terminating, model.Draining, false},
-		{"terminating, not serving", discoveryv1.EndpointConditions{Ready: fal, Serving: fal, Terminating: tru}, model.Terminating, model.Terminating, false},
-		{"ready and terminating", discoveryv1.EndpointConditions{Ready: tru, Serving: tru, Terminating: tru}, model.Healthy, model.Healthy, true},
-	}
-	for _, tt := range tests {
-		got := endpointHealth(newConditions(tt.c), false)
-		if got.health != tt.want || got.serving != tt.serving {
-			t.Errorf("%s: endpointHealth = %+v, want %v, serving %v", tt.name, got, tt.want, tt.serving)
-		}
-		if got := endpointHealth(newConditions(tt.c), true); got.health != tt.drain || got.serving != tt.serving {
-			t.Errorf("%s, draining service: endpointHealth = %+v, want %v, serving %v", tt.name, got, tt.drain, tt.serving)
-		}
-	}
-}
-
 // slice builds a slice for mergeSlices tests; age orders creation times.
 func slice(name string, age int, family discoveryv1.AddressType, eps ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
 	return &discoveryv1.EndpointSlice{

@@ -43,33 +43,55 @@
 //
 // # Conversion rules
 //
+// The rules are Istio's registry's (checked against it: hack/oracle), but
+// for the few differences the README lists under "Where meshreg differs
+// from Istio".
+//
 //   - Hostnames are name.namespace.svc.<DomainSuffix>; VIPs are the
 //     cluster IPs; headless Services are Passthrough, ExternalName ones
 //     Alias and mesh-external; LoadBalancer ingress and externalIPs are
 //     external addresses; exportTo comes from networking.istio.io/exportTo
 //     and service accounts from alpha.istio.io/canonical-serviceaccounts
 //     and alpha.istio.io/kubernetes-serviceaccounts.
-//   - Endpoints come from EndpointSlices only (no legacy Endpoints). An
-//     address in two slices is taken from the newest slice (creation time,
-//     then name); the IPv4 and IPv6 addresses of one pod are one endpoint,
-//     IPv4 first. Health: ready → Healthy, serving and terminating →
-//     Draining, terminating → Terminating, else Unhealthy; every endpoint
-//     of a Service with publishNotReadyAddresses is Healthy.
-//   - An endpoint whose targetRef pod is not known yet is withheld and
-//     reported as a pending diagnostic, and released when the pod arrives.
+//   - Endpoints come from EndpointSlices only (no legacy Endpoints), one
+//     per address and service port, for the ports the Service declares.
+//     An address in two slices is taken from the newest slice (creation
+//     time, then name), an address a slice lists twice from its first
+//     listing; the IPv4 and IPv6 addresses of one pod are one endpoint, in
+//     the pod's order. Slices an MCS controller writes
+//     (multicluster.kubernetes.io/service-name) are not the Service's.
+//   - Health (conditions.go): ready or unset → Healthy; else serving and
+//     terminating → Draining for a Service with one of
+//     Options.DrainingLabels (Istio's persistent-session labels), else
+//     terminating (unset counts) → Terminating; else Unhealthy. Serving
+//     carries the serving condition.
+//   - An endpoint takes its metadata from its targetRef pod, which must be
+//     of its slice's namespace (a targetRef into another namespace is
+//     used as naming none, with a diagnostic); an endpoint whose pod is
+//     not known yet is withheld and reported pending, and released when
+//     the pod arrives. An endpoint without a targetRef takes the metadata
+//     of a Ready, non-hostNetwork pod of its Service's namespace at its
+//     address, else only its cluster and network.
 //   - Endpoint labels are the pod's labels plus topology.istio.io/cluster,
-//     and when known topology.istio.io/network and
-//     topology.kubernetes.io/region, topology.kubernetes.io/zone and
-//     topology.istio.io/subzone. Locality is the pod's
-//     topology.istio.io/locality label, else its node's labels. Network is
-//     the pod's topology.istio.io/network label, else the cluster's network
-//     (Options.Network, else that label on the system namespace), else
-//     Options.NetworkCIDRs.
-//   - Pods with an IP and not in a terminal phase are published as
-//     WorkloadInstances of kind Pod, with the same metadata and a port map
-//     of their named container ports.
+//     kubernetes.io/hostname (the node) and, when known,
+//     topology.istio.io/network and the locality's region, zone and
+//     subzone labels. Locality is the pod's topology.istio.io/locality
+//     label, else its istio-locality label, else its node's
+//     topology.kubernetes.io/region and zone (else the beta
+//     failure-domain labels) and topology.istio.io/subzone. Network is
+//     the pod's topology.istio.io/network label, else the cluster's
+//     network (Options.Network, else that label on the system
+//     namespace), else Options.NetworkCIDRs. A pod in a headless Service
+//     lends its endpoints its DNS names (spec.hostname, spec.subdomain).
+//   - Pods that serve (Ready, not being deleted, not terminal, with an
+//     IP) are published as WorkloadInstances of kind Pod, which
+//     ServiceEntry selectors select, with the same metadata and a port
+//     map of their named TCP container and native-sidecar ports.
 //   - WorkloadEntry instances handed in through HandleWorkload are
-//     selected by the Services of their namespace.
+//     selected by the ClientSideLB Services of their namespace: a named
+//     targetPort maps through the entry's ports (an entry without that
+//     name does not serve the port), a numeric one is overridden by the
+//     entry's port named like the service port.
 //
 // # Bad input
 //

@@ -19,7 +19,7 @@ import (
 const unixPrefix = "unix://"
 
 // validateServiceEntry checks the rules Istio's admission webhook applies
-// to a ServiceEntry (see DESIGN decision 9), and returns every violation
+// to a ServiceEntry (see ARCHITECTURE.md decision 9), and returns every violation
 // of one object in one error, or nil. Each message names its rule.
 func validateServiceEntry(se *networkingv1.ServiceEntry) error {
 	var errs *multierror.Error

@@ -7,7 +7,7 @@ usage: differential.py allow WORLD ISTIO.json NAME
 allow prints, as lines of the compare tool's deviations file, the
 deliberate differences of one world that no glob of hack/oracle/allowed.txt
 can name, because they depend on the world's objects (the README's "Where
-meshreg differs from Istio" and DESIGN.md's decisions give the reasons):
+meshreg differs from Istio" and ARCHITECTURE.md's decisions give the reasons):
 
   port     an endpoint Istio indexes for a port its service does not have
            (a slice port named unlike the Service's, clusters disagreeing
@@ -20,6 +20,11 @@ meshreg differs from Istio" and DESIGN.md's decisions give the reasons):
   none     endpoints of a cluster whose Service is exported to "~": Istio
            indexes them only when the slice came before the Service, which
            in the oracle's creation order it never does (decisions 6, 7).
+  orphan   endpoints of a slice whose Service its cluster does not have:
+           meshreg holds them, with a diagnostic, until the Service exists
+           there; Istio indexes them under the hostname anyway, so they
+           join another cluster's Service of that name, or a ServiceEntry
+           of that hostname.
 
 Each is an exact check path (or a path up to the endpoint's cluster), never
 a field of an endpoint both registries have. The worlds are read as the
@@ -108,7 +113,7 @@ def allow(world, istio_path, name):
         for e in s.get("endpoints") or []:
             if e.get("servicePort") not in ports:
                 lines.append("%s %s/endpoint/%s/%s/%s/%s port: Istio indexes endpoints of a port its service lacks; "
-                             "the merged service's ports rule (DESIGN decision 8)"
+                             "the merged service's ports rule (ARCHITECTURE.md decision 8)"
                              % (name, spath, e.get("servicePort"), e.get("address"), e.get("port"), e.get("cluster")))
         if s.get("provider") != "Kubernetes":
             continue
@@ -122,13 +127,19 @@ def allow(world, istio_path, name):
                     reached |= {(a, w.get("cluster")) for a in w.get("addresses") or []}
             for a, c in sorted(reached):
                 lines.append("%s %s/endpoint/*/%s/*/%s shadowed: a Kubernetes Service beats a ServiceEntry of its "
-                             "hostname, which contributes no endpoints to it (DESIGN decision 8)" % (name, spath, a, c))
+                             "hostname, which contributes no endpoints to it (ARCHITECTURE.md decision 8)" % (name, spath, a, c))
     for c in ("a", "b"):
         for ns, svc, export in services(world, c):
             if "~" in [x.strip() for x in export.split(",")]:
                 lines.append("%s service/%s.%s.%s/%s/endpoint/*/%s none: Istio indexes the endpoints of a Service "
-                             "exported to ~ only when its slice came first (DESIGN decisions 6, 7)"
+                             "exported to ~ only when its slice came first (ARCHITECTURE.md decisions 6, 7)"
                              % (name, svc, ns, DOMAIN, ns, c))
+        present = {(n, v) for n, v, _ in services(world, c)}
+        for ns, svc, addr in sorted(slice_addresses(world, c)):
+            if (ns, svc) not in present:
+                lines.append("%s service/%s.%s.%s/*/endpoint/*/%s/*/%s orphan: a slice whose Service its cluster lacks "
+                             "is held until the Service exists there; Istio indexes it under the hostname"
+                             % (name, svc, ns, DOMAIN, addr, c))
     print("\n".join(lines))
 
 

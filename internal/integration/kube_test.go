@@ -123,10 +123,16 @@ func TestEndpointsFromTheEndpointSliceController(t *testing.T) {
 		return h[model.Healthy] == 95 && h[model.Unhealthy] == 5 && len(h) == 2, fmt.Sprint(h)
 	})
 
-	// A terminating pod, held by a finalizer, still ready: Draining.
+	// A terminating pod, held by a finalizer, still serving: Terminating,
+	// and Draining once the Service carries Istio's persistent-session
+	// label.
 	mkPod(t, ctx, ns, "web-final", "node-a", "10.200.9.9", map[string]string{"app": "web"}, true, "meshreg.io/test")
 	eventually(t, time.Minute, "web-final healthy", func() (bool, string) { h := health(c, key); return h[model.Healthy] == 96, fmt.Sprint(h) })
 	deletePod(t, ctx, ns, "web-final")
+	eventually(t, time.Minute, "web-final terminating", func() (bool, string) { h := health(c, key); return h[model.Terminating] == 1, fmt.Sprint(h) })
+	_, err = env.kube.CoreV1().Services(ns).Patch(ctx, "web", types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"`+kube.LabelPersistentSession+`":"cookie"}}}`), metav1.PatchOptions{})
+	must(t, err)
 	eventually(t, time.Minute, "web-final draining", func() (bool, string) { h := health(c, key); return h[model.Draining] == 1, fmt.Sprint(h) })
 	_, err = env.kube.CoreV1().Pods(ns).Patch(ctx, "web-final", types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{})
 	must(t, err)

@@ -237,7 +237,7 @@ func badCases() []badCase {
 		{name: "service external name not a host", yaml: svcYAML("extname", "  type: ExternalName\n  externalName: 'not a host!!'\n"),
 			rule: "an ExternalName service is an alias to whatever name it gives, with no endpoints", check: hasService("extname.bad.svc.cluster.local", "bad")},
 		{name: "service bad exportTo", yaml: "apiVersion: v1\nkind: Service\nmetadata: {name: badexport, namespace: bad, annotations: {networking.istio.io/exportTo: '~,*,,../x'}}\nspec: {clusterIP: 10.96.1.9, ports: [{name: http, port: 80}]}\n",
-			rule: "exportTo is carried exactly (DESIGN decision 7); consumers apply it", check: hasService("badexport.bad.svc.cluster.local", "bad")},
+			rule: "exportTo is carried exactly (ARCHITECTURE.md decision 7); consumers apply it", check: hasService("badexport.bad.svc.cluster.local", "bad")},
 		{name: "service unknown appProtocol", yaml: svcYAML("appproto", "  clusterIP: 10.96.1.10\n  ports: [{name: http, port: 80, appProtocol: 'quic/💥'}]\n"),
 			rule: "an unknown protocol is sniffed (UnsupportedProtocol)", check: func(t *testing.T, d *registry.Dump, _ registry.Discovery) {
 				for _, s := range d.Services {
@@ -275,7 +275,7 @@ func badCases() []badCase {
 		{name: "slice IPv4 type holding hostnames", yaml: okSvc + "---\n" + sliceYAML("hostnames", "addressType: IPv4\nports: [{name: http, port: 8080}]\nendpoints: [{addresses: [db.example.com], conditions: {ready: true}}]\n"),
 			diag: &wantDiag{"EndpointSlice", "hostnames", "db.example.com"}},
 		{name: "endpoint in two slices", yaml: okSvc + "---\n" + sliceYAML("dup-1", "addressType: IPv4\nports: [{name: http, port: 8080}]\nendpoints: [{addresses: [10.5.0.3], conditions: {ready: true}}]\n") + "---\n" + sliceYAML("dup-2", "addressType: IPv4\nports: [{name: http, port: 8080}]\nendpoints: [{addresses: [10.5.0.3], conditions: {ready: true}}]\n"),
-			rule: "an address listed by several slices is one endpoint (DESIGN decision 8)", check: func(t *testing.T, d *registry.Dump, _ registry.Discovery) {
+			rule: "an address listed by several slices is one endpoint (ARCHITECTURE.md decision 8)", check: func(t *testing.T, d *registry.Dump, _ registry.Discovery) {
 				if eps := serviceEndpoints(d, "svc.bad.svc.cluster.local", "bad"); len(eps) != 1 {
 					t.Errorf("%d endpoints, want 1", len(eps))
 				}

@@ -12,7 +12,7 @@ import (
 )
 
 // Checker runs sequences against a live aggregate and compares the result
-// with an aggregate built from the final objects alone (DESIGN.md
+// with an aggregate built from the final objects alone (ARCHITECTURE.md
 // decision 6: order never matters).
 type Checker struct {
 	// Interval is the settle polling interval. Default 50ms.

@@ -1,11 +1,11 @@
 // Package reliability holds the tools of meshreg's reliability tier
-// (DESIGN.md, testing tier 5) and, in its tests, the tier itself:
+// (ARCHITECTURE.md, testing tier 5) and, in its tests, the tier itself:
 //
 //   - a generator of random histories of Kubernetes and Istio objects over
 //     two clusters (Generator, Sequence), and a Checker that applies a
 //     history to a running aggregate through sources.ManifestCluster.Apply
 //     and compares the aggregate's dump with that of a fresh aggregate
-//     built from the final objects alone (DESIGN.md decision 6: order
+//     built from the final objects alone (ARCHITECTURE.md decision 6: order
 //     never matters);
 //   - a Harness that builds an aggregate from manifests as registry-dump
 //     does, applies worlds to it, and waits until it is quiet (Settle);

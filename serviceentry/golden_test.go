@@ -70,7 +70,9 @@ func runScenario(t *testing.T, config string) []byte {
 			if !ok {
 				t.Fatalf("scenario input %T: only Pods may sit beside Istio objects", o)
 			}
-			c.HandleWorkload(registry.WorkloadEvent{Type: model.EventAdd, Current: podInstance(p, "Kubernetes")})
+			if w := podInstance(p, "Kubernetes"); w != nil {
+				c.HandleWorkload(registry.WorkloadEvent{Type: model.EventAdd, Current: w})
+			}
 		}
 		synctest.Wait()
 		if !c.HasSynced() {

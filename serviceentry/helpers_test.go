@@ -45,10 +45,16 @@ func loadWE(t testing.TB, yaml string) *networkingv1.WorkloadEntry {
 }
 
 // podInstance converts a Pod the way the kube controller does in
-// outline, for feeding HandleWorkload: IPs, labels, service account,
-// TLS mode and topology labels, readiness, named container ports. It is
-// a test stand-in, not the real conversion.
+// outline, for feeding HandleWorkload: IPs, labels, service account, TLS
+// mode and topology labels, named container ports. As the kube registry
+// (and Istio) does, it publishes only a pod that can serve: Ready
+// condition True, not in a terminal phase, not being deleted, with an IP;
+// for any other pod it returns nil. It is a test stand-in, not the real
+// conversion.
 func podInstance(p *corev1.Pod, cluster model.ClusterID) *model.WorkloadInstance {
+	if !podServes(p) {
+		return nil
+	}
 	ep := model.Endpoint{
 		Labels:         p.Labels,
 		Cluster:        cluster,
@@ -56,7 +62,8 @@ func podInstance(p *corev1.Pod, cluster model.ClusterID) *model.WorkloadInstance
 		Locality:       model.ParseLocality(p.Labels["topology.istio.io/locality"]),
 		TLSMode:        model.ParseTLSMode(p.Labels["security.istio.io/tlsMode"]),
 		ServiceAccount: model.SpiffeIdentity(model.DefaultTrustDomain, p.Namespace, p.Spec.ServiceAccountName),
-		Health:         model.Unhealthy,
+		Health:         model.Healthy,
+		Serving:        true,
 		NodeName:       p.Spec.NodeName,
 	}
 	for _, ip := range p.Status.PodIPs {
@@ -69,23 +76,56 @@ func podInstance(p *corev1.Pod, cluster model.ClusterID) *model.WorkloadInstance
 			ep.Addresses = []netip.Addr{a}
 		}
 	}
+	if len(ep.Addresses) == 0 {
+		return nil
+	}
+	return &model.WorkloadInstance{Kind: model.KindPod, Namespace: p.Namespace, Name: p.Name, Endpoint: ep, PortMap: podPortMap(p)}
+}
+
+// podServes reports whether a pod is published as a workload: Ready, not
+// terminal, not being deleted.
+func podServes(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return false
+	}
 	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			ep.Health = model.Healthy
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
 		}
 	}
-	var ports map[string]uint32
-	for _, c := range p.Spec.Containers {
-		for _, cp := range c.Ports {
-			if cp.Name != "" {
-				if ports == nil {
-					ports = map[string]uint32{}
+	return false
+}
+
+// podPortMap maps a pod's named TCP ports (protocol unset is TCP, the API
+// server's default) to their numbers: the containers' and then the native
+// sidecars' (init containers with restartPolicy Always); the first port
+// of a name wins. Nil when there is none.
+func podPortMap(p *corev1.Pod) map[string]uint32 {
+	var out map[string]uint32
+	add := func(cs []corev1.Container) {
+		for _, c := range cs {
+			for _, cp := range c.Ports {
+				if cp.Name == "" || (cp.Protocol != "" && cp.Protocol != corev1.ProtocolTCP) {
+					continue
 				}
-				ports[cp.Name] = uint32(cp.ContainerPort)
+				if out == nil {
+					out = map[string]uint32{}
+				}
+				if _, dup := out[cp.Name]; !dup {
+					out[cp.Name] = uint32(cp.ContainerPort)
+				}
 			}
 		}
 	}
-	return &model.WorkloadInstance{Kind: model.KindPod, Namespace: p.Namespace, Name: p.Name, Endpoint: ep, PortMap: ports}
+	add(p.Spec.Containers)
+	var sidecars []corev1.Container
+	for _, c := range p.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			sidecars = append(sidecars, c)
+		}
+	}
+	add(sidecars)
+	return out
 }
 
 // podEvent returns an add event for a Pod manifest.

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"istio.io/api/meta/v1alpha1"
 	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -274,6 +275,7 @@ func TestInformerSource(t *testing.T) {
 	w2 := toWorkloadEntry(load(t, we("w2", "ns", "a", "10.0.0.2"))[0])
 	w2.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	w2.Annotations = map[string]string{"big": "x", annotationHealthChecks: "true"}
+	w2.Status.Conditions = []*v1alpha1.IstioCondition{{Type: "Reconciled", Status: "True"}, {Type: conditionHealthy, Status: "True"}}
 	if _, err := client.NetworkingV1().WorkloadEntries("ns").Create(ctx, w2, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -281,6 +283,9 @@ func TestInformerSource(t *testing.T) {
 	cached := src.WorkloadEntry("ns", "w2")
 	if cached.ManagedFields != nil || len(cached.Annotations) != 1 {
 		t.Errorf("not stripped: %+v", cached.ObjectMeta)
+	}
+	if cs := cached.Status.Conditions; len(cs) != 1 || cs[0].Type != conditionHealthy {
+		t.Errorf("status conditions not stripped to Healthy: %v", cs)
 	}
 	if err := client.NetworkingV1().ServiceEntries("ns").Delete(ctx, "sel", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package serviceentry
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"testing"
@@ -175,24 +176,6 @@ func TestConvertWorkloadEntry(t *testing.T) {
 					t.Errorf("%+v", w.Endpoint)
 				}
 			}},
-		{"health annotation, no status", head + "metadata: {name: w, namespace: ns, annotations: {proxy.istio.io/health-checks-enabled: 'true'}}\nspec: {address: 10.0.0.1}\n",
-			func(t *testing.T, w *model.WorkloadInstance) {
-				if w.Endpoint.Health != model.Unhealthy {
-					t.Error(w.Endpoint.Health)
-				}
-			}},
-		{"health annotation, healthy", head + "metadata: {name: w, namespace: ns, annotations: {proxy.istio.io/health-checks-enabled: 'true'}}\nspec: {address: 10.0.0.1}\nstatus: {conditions: [{type: Other, status: 'False'}, {type: Healthy, status: 'True'}]}\n",
-			func(t *testing.T, w *model.WorkloadInstance) {
-				if w.Endpoint.Health != model.Healthy {
-					t.Error(w.Endpoint.Health)
-				}
-			}},
-		{"status ignored without annotation", head + "metadata: {name: w, namespace: ns}\nspec: {address: 10.0.0.1}\nstatus: {conditions: [{type: Healthy, status: 'False'}]}\n",
-			func(t *testing.T, w *model.WorkloadInstance) {
-				if w.Endpoint.Health != model.Healthy {
-					t.Error(w.Endpoint.Health)
-				}
-			}},
 		{"identity, ports and locality", head + "metadata: {name: w, namespace: ns}\nspec: {address: 'fe80::1', ports: {http: 81}, locality: r/z/s, network: net1, weight: 2}\n",
 			func(t *testing.T, w *model.WorkloadInstance) {
 				k := w.Key()
@@ -205,6 +188,36 @@ func TestConvertWorkloadEntry(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.check(t, convertWorkloadEntry(loadWE(t, tc.yaml), testCtx)) })
+	}
+}
+
+func TestWorkloadEntryHealthy(t *testing.T) {
+	head := "apiVersion: networking.istio.io/v1\nkind: WorkloadEntry\nmetadata: {name: w, namespace: ns, annotations: {proxy.istio.io/health-checks-enabled: '%s'}}\nspec: {address: 10.0.0.1}\n"
+	healthy := "status: {conditions: [{type: Other, status: 'False'}, {type: Healthy, status: 'True'}]}\n"
+	unhealthy := "status: {conditions: [{type: Healthy, status: 'False'}]}\n"
+	for _, tc := range []struct {
+		annotation, status string
+		want               bool
+	}{
+		{"true", "", false},
+		{"true", healthy, true},
+		{"true", unhealthy, false},
+		{"1", "", false},
+		{"T", unhealthy, false},
+		{"TRUE", healthy, true},
+		{"false", unhealthy, true},
+		{"0", "", true},
+		{"", unhealthy, true},
+		{"yes", "", true}, // not a ParseBool value: checks off
+	} {
+		we := loadWE(t, fmt.Sprintf(head, tc.annotation)+tc.status)
+		if got := workloadEntryHealthy(we); got != tc.want {
+			t.Errorf("annotation %q, status %q: healthy = %v, want %v", tc.annotation, tc.status, got, tc.want)
+		}
+	}
+	// Without the annotation at all.
+	if !workloadEntryHealthy(loadWE(t, "apiVersion: networking.istio.io/v1\nkind: WorkloadEntry\nmetadata: {name: w, namespace: ns}\nspec: {address: 10.0.0.1}\n"+unhealthy)) {
+		t.Error("no annotation: want healthy")
 	}
 }
 

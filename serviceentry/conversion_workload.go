@@ -3,6 +3,7 @@ package serviceentry
 import (
 	"maps"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"istio.io/api/networking/v1alpha3"
@@ -22,8 +23,8 @@ const (
 	labelTopologySubzone = "topology.istio.io/subzone"
 
 	// annotationHealthChecks turns on health checking of a WorkloadEntry:
-	// with it set to "true", the entry is Healthy only while its status
-	// has a Healthy condition with status True.
+	// with a value strconv.ParseBool reads as true, the entry is used
+	// only while its status has a Healthy condition with status True.
 	annotationHealthChecks = "proxy.istio.io/health-checks-enabled"
 	conditionHealthy       = "Healthy"
 )
@@ -44,9 +45,8 @@ type convCtx struct {
 //   - TLS mode: the security.istio.io/tlsMode label when present, else
 //     istio when a service account is set (the workload then has an
 //     identity, so it runs a proxy), else disabled.
-//   - Health: Healthy, unless the annotation
-//     proxy.istio.io/health-checks-enabled is "true" and the status lacks
-//     a Healthy condition with status "True" (as in Istio).
+//   - Health: Healthy. An entry that fails its health checks is not
+//     converted at all (see workloadEntryHealthy).
 //   - Locality: the spec's, else the topology.istio.io/locality label.
 func convertWorkloadEntry(we *networkingv1.WorkloadEntry, c convCtx) *model.WorkloadInstance {
 	labels := maps.Clone(we.Spec.Labels)
@@ -55,8 +55,6 @@ func convertWorkloadEntry(we *networkingv1.WorkloadEntry, c convCtx) *model.Work
 	}
 	maps.Copy(labels, we.Labels)
 	ep := workloadEndpointBase(&we.Spec, labels, we.Namespace, c)
-	ep.Health = workloadEntryHealth(we)
-	ep.Serving = ep.Health == model.Healthy
 	ep.WorkloadKind = model.KindWorkloadEntry
 	ep.WorkloadNamespace = we.Namespace
 	ep.WorkloadName = we.Name
@@ -73,20 +71,22 @@ func convertWorkloadEntry(we *networkingv1.WorkloadEntry, c convCtx) *model.Work
 	}
 }
 
-// workloadEntryHealth implements the health rule of convertWorkloadEntry.
-func workloadEntryHealth(we *networkingv1.WorkloadEntry) model.HealthStatus {
-	if we.Annotations[annotationHealthChecks] != "true" {
-		return model.Healthy
+// workloadEntryHealthy reports whether a WorkloadEntry may be used: its
+// health checks are off (the annotation proxy.istio.io/health-checks-enabled
+// unset, or not true for strconv.ParseBool), or its status has a Healthy
+// condition with status True. As in Istio, an entry that fails is left
+// out entirely, neither a workload nor an endpoint, rather than published
+// unhealthy: a new entry counts as failing until its first probe passes.
+func workloadEntryHealthy(we *networkingv1.WorkloadEntry) bool {
+	if on, err := strconv.ParseBool(we.Annotations[annotationHealthChecks]); err != nil || !on {
+		return true
 	}
 	for _, cond := range we.Status.Conditions {
 		if cond != nil && cond.Type == conditionHealthy {
-			if cond.Status == "True" {
-				return model.Healthy
-			}
-			return model.Unhealthy
+			return cond.Status == "True"
 		}
 	}
-	return model.Unhealthy
+	return false
 }
 
 // workloadEndpointBase converts the fields a WorkloadEntry and a

@@ -46,9 +46,12 @@
 // WorkloadEntry labels are the spec's merged with the metadata's, the
 // metadata winning on a conflict (as in Istio); TLS mode comes from the
 // security.istio.io/tlsMode label, else istio when a service account is
-// set; with the annotation proxy.istio.io/health-checks-enabled: "true"
-// the workload is Healthy only while its status has a Healthy condition
-// with status True.
+// set. A WorkloadEntry whose annotation proxy.istio.io/health-checks-enabled
+// is true (as strconv.ParseBool reads it: "true", "1", "T", ...) is used
+// only while its status has a Healthy condition with status True; until
+// then it is left out entirely, as in Istio (no workload, so neither
+// ServiceEntries nor Kubernetes Services select it, and no endpoint), with
+// a Warning diagnostic.
 //
 // # Events
 //

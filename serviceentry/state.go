@@ -125,6 +125,9 @@ func (s *state) setWorkloadEntry(ref nsName, we *networkingv1.WorkloadEntry, d d
 			s.log.Warn("invalid WorkloadEntry", "namespace", ref.Namespace, "name", ref.Name, "error", err)
 			s.store.SetDiagnostics(diagOwner, []model.Diagnostic{s.diagnostic(model.Error, "WorkloadEntry", ref.Namespace, ref.Name,
 				"invalid, not used: "+err.Error())})
+		} else if !workloadEntryHealthy(we) {
+			s.store.SetDiagnostics(diagOwner, []model.Diagnostic{s.diagnostic(model.Warning, "WorkloadEntry", ref.Namespace, ref.Name,
+				"health checks enabled and its status is not Healthy: not used until it is")})
 		} else {
 			s.store.SetDiagnostics(diagOwner, nil)
 			wi = convertWorkloadEntry(we, s.c)

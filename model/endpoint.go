@@ -93,7 +93,10 @@ func (e *Endpoint) Workload() string {
 	return e.WorkloadNamespace + "/" + e.WorkloadName
 }
 
-// EndpointKey identifies an endpoint within one service and shard.
+// EndpointKey is an endpoint's place within one service and shard: its
+// service port, primary address and port. Two workloads at one address
+// (host-network pods) may share it, so it names a place, not always one
+// endpoint.
 type EndpointKey struct {
 	ServicePort string
 	Address     string
@@ -105,7 +108,7 @@ func (k EndpointKey) String() string {
 	return k.ServicePort + "/" + k.Address + ":" + strconv.FormatUint(uint64(k.Port), 10)
 }
 
-// Key returns the endpoint's identity within its service and shard: the
+// Key returns the endpoint's place within its service and shard: the
 // service port, the primary address and the port.
 func (e *Endpoint) Key() EndpointKey {
 	return EndpointKey{ServicePort: e.ServicePortName, Address: e.Address(), Port: e.Port}

@@ -2,7 +2,6 @@ package serviceentry
 
 import (
 	"maps"
-	"slices"
 
 	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
 
@@ -81,17 +80,4 @@ func workloadEndpoints(w *model.WorkloadInstance, ports []model.Port, res model.
 	base.WorkloadNamespace = w.Namespace
 	base.WorkloadName = w.Name
 	return expand(base, w.PortMap, ports)
-}
-
-// onePerPort keeps the first endpoint of each service port, for
-// DNS_ROUND_ROBIN entries: the client resolves a single name.
-func onePerPort(eps []*model.Endpoint) []*model.Endpoint {
-	seen := map[string]bool{}
-	return slices.DeleteFunc(slices.Clone(eps), func(ep *model.Endpoint) bool {
-		if seen[ep.ServicePortName] {
-			return true
-		}
-		seen[ep.ServicePortName] = true
-		return false
-	})
 }

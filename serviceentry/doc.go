@@ -30,7 +30,8 @@
 //     MeshExternal for location MESH_EXTERNAL, exportTo sorted,
 //     subjectAltNames as service accounts, and the creation time;
 //   - resolution NONE→Passthrough, STATIC→ClientSideLB, DNS→DNS,
-//     DNS_ROUND_ROBIN→DNSRoundRobin (one endpoint per port kept);
+//     DNS_ROUND_ROBIN→DNSRoundRobin (one endpoint per port kept, see
+//     below);
 //   - endpoints from its inline endpoints, or from the WorkloadEntries
 //     and Pods its workloadSelector selects in its own namespace, or, for
 //     a DNS entry with neither, from its host itself; the target port is
@@ -39,7 +40,14 @@
 //
 // Several entries declaring one host in one namespace make one service:
 // the oldest entry's attributes (then by name), and the endpoints of all
-// of them for the ports the oldest declares. A host without addresses
+// of them for the ports the oldest declares. There is one endpoint per
+// workload and port, not per address: two workloads at one IP are two
+// endpoints, each inline endpoint is its own (two entries listing one
+// address contribute one each, as in Istio), and only a Pod or
+// WorkloadEntry selected by several of the entries is counted once. As in
+// Istio, a DNS_ROUND_ROBIN entry contributes an endpoint for a port only
+// when no endpoint of an older entry (or an earlier one of its own)
+// serves that port. A host without addresses
 // gets auto-allocated VIPs (see autoaddress.go), reported as
 // AutoAddresses.
 //

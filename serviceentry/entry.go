@@ -90,13 +90,10 @@ func (e *entry) service(host model.Hostname) *model.Service {
 }
 
 // endpoints returns the entry's endpoints for a host: its own, then the
-// selected workloads', one per port for DNS_ROUND_ROBIN.
+// selected workloads'. A DNS_ROUND_ROBIN entry's are cut to one per port
+// when merged (see mergeEndpoints).
 func (e *entry) endpoints(host model.Hostname) []*model.Endpoint {
-	eps := append(append([]*model.Endpoint(nil), e.fixed[host]...), e.selected...)
-	if e.res == model.DNSRoundRobin {
-		return onePerPort(eps)
-	}
-	return eps
+	return append(append([]*model.Endpoint(nil), e.fixed[host]...), e.selected...)
 }
 
 // selects reports whether the entry selects a workload: same namespace,

@@ -234,7 +234,7 @@ func (s *state) flush(d dirty) {
 
 // writeKey writes one service key: the service of the entry that wins
 // precedence, and the endpoints of every entry declaring it, for the
-// winner's ports, without duplicates.
+// winner's ports (see mergeEndpoints).
 func (s *state) writeKey(k model.ServiceKey, es []*entry, exhausted bool) {
 	diagOwner := owner("ServiceEntryHost", k.Namespace, string(k.Hostname))
 	if len(es) == 0 {
@@ -256,26 +256,12 @@ func (s *state) writeKey(k model.ServiceKey, es []*entry, exhausted bool) {
 	}
 	s.store.UpsertService(svc)
 
-	var eps []*model.Endpoint
-	seen := map[model.EndpointKey]bool{}
-	for _, e := range es {
-		var dropped []string
-		for _, ep := range e.endpoints(k.Hostname) {
-			if _, ok := svc.PortByName(ep.ServicePortName); !ok {
-				if !slices.Contains(dropped, ep.ServicePortName) {
-					dropped = append(dropped, ep.ServicePortName)
-				}
-				continue
-			}
-			if ek := ep.Key(); !seen[ek] {
-				seen[ek] = true
-				eps = append(eps, ep)
-			}
-		}
-		if len(dropped) > 0 {
+	eps, dropped := mergeEndpoints(svc, es)
+	for i, e := range es {
+		if ports := dropped[i]; len(ports) > 0 {
 			ds = append(ds, s.diagnostic(model.Warning, "ServiceEntry", k.Namespace, e.ref.Name, fmt.Sprintf(
 				"host %s: endpoints of ports %s not used: the oldest entry for the host, %s, does not declare them",
-				k.Hostname, strings.Join(dropped, ", "), winner.ref.Name)))
+				k.Hostname, strings.Join(ports, ", "), winner.ref.Name)))
 		}
 	}
 	s.store.SetEndpoints(k, eps)

@@ -28,6 +28,10 @@ import (
 // go in different orders agree on every VIP except where probing
 // resolved a collision differently.
 
+// labelAutoAllocate opts a ServiceEntry out of auto-allocated VIPs with
+// the value "false" (any case).
+const labelAutoAllocate = "networking.istio.io/enable-autoallocate-ip"
+
 var (
 	autoV4Prefix = [2]byte{240, 240}
 	autoV6Prefix = [14]byte{0x20, 0x01, 0x00, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0xf0, 0xf0}
@@ -35,7 +39,7 @@ var (
 
 // wantsAutoAddress reports whether a service gets auto-allocated VIPs.
 func wantsAutoAddress(svc *model.Service) bool {
-	return len(svc.Addresses) == 0 && !svc.Hostname.IsWildcard() && svc.Resolution != model.Passthrough
+	return len(svc.Addresses) == 0 && !svc.Hostname.IsWildcard() && svc.Resolution != model.Passthrough && svc.Resolution != model.DynamicDNS
 }
 
 // slotUsable reports whether a slot's IPv4 is neither an x.x.x.0 nor an

@@ -12,8 +12,8 @@ import (
 )
 
 // convertResolution maps a ServiceEntry resolution to the model's: NONE is
-// Passthrough, STATIC ClientSideLB, DNS DNS, DNS_ROUND_ROBIN DNSRoundRobin.
-// Validation refuses the others.
+// Passthrough, STATIC ClientSideLB, DNS DNS, DNS_ROUND_ROBIN DNSRoundRobin,
+// DYNAMIC_DNS DynamicDNS. Validation refuses the others.
 func convertResolution(r v1alpha3.ServiceEntry_Resolution) model.Resolution {
 	switch r {
 	case v1alpha3.ServiceEntry_STATIC:
@@ -22,6 +22,8 @@ func convertResolution(r v1alpha3.ServiceEntry_Resolution) model.Resolution {
 		return model.DNS
 	case v1alpha3.ServiceEntry_DNS_ROUND_ROBIN:
 		return model.DNSRoundRobin
+	case v1alpha3.ServiceEntry_DYNAMIC_DNS:
+		return model.DynamicDNS
 	}
 	return model.Passthrough
 }
@@ -45,15 +47,15 @@ func convertPorts(se *networkingv1.ServiceEntry) []model.Port {
 }
 
 // convertServices converts a valid ServiceEntry into one Service per host,
-// in host order, each with all of the entry's addresses as its VIPs in
+// in the order hosts are first listed, each with all of the entry's addresses as its VIPs in
 // cluster. Auto-allocated addresses are not set here (see vipAllocator).
 // Invalid parts of an unvalidated entry are skipped, never a panic.
 func convertServices(se *networkingv1.ServiceEntry, cluster model.ClusterID) []*model.Service {
 	spec := &se.Spec
 	var vips []netip.Prefix
 	for _, a := range spec.Addresses {
-		if p, err := parseVIP(a); err == nil && !slices.Contains(vips, p) {
-			vips = append(vips, p)
+		if v, err := parseVIP(a); err == nil && !slices.Contains(vips, v.prefix) {
+			vips = append(vips, v.prefix)
 		}
 	}
 	var addresses map[model.ClusterID][]netip.Prefix
@@ -79,6 +81,9 @@ func convertServices(se *networkingv1.ServiceEntry, cluster model.ClusterID) []*
 	labels := maps.Clone(se.Labels)
 	out := make([]*model.Service, 0, len(spec.Hosts))
 	for _, h := range spec.Hosts {
+		if slices.ContainsFunc(out, func(s *model.Service) bool { return s.Hostname == model.Hostname(h) }) {
+			continue // a host listed twice is one service
+		}
 		out = append(out, &model.Service{
 			Hostname:        model.Hostname(h),
 			Namespace:       se.Namespace,

@@ -17,13 +17,20 @@
 //
 // # Conversion
 //
-// Each ServiceEntry is validated first (hosts present and well formed,
-// ports in range and unique, known protocols and resolutions, STATIC
-// endpoints addressed by IP, endpoints with an address or a network, no
-// selector together with endpoints, addresses that are IPs or CIDRs); an
-// invalid entry is left out whole and reported as one Error diagnostic
-// listing every rule it breaks, and no other entry is affected. A valid
-// entry becomes:
+// Each ServiceEntry and WorkloadEntry is validated first, by the rules of
+// Istio's admission webhook, for users who have none: hosts (DNS names, a
+// wildcard only as the first label), addresses (IPs or CIDRs, CIDRs only
+// with resolution NONE or STATIC), ports (numbers in range and unique,
+// names DNS-1123 labels and unique, known protocols), exportTo ("." "*"
+// "~" or namespace names, "*" and "~" alone), labels, the
+// workloadSelector, and the rules of each resolution (STATIC endpoints by
+// IP or unix socket, DNS endpoints by IP or DNS name and wildcard hosts
+// only with endpoints, one endpoint at most for DNS_ROUND_ROBIN, several
+// hosts only on ports that tell them apart, HTTP or TLS). An invalid
+// object is left out whole and reported as one Error diagnostic listing
+// every rule it breaks, and no other object is affected. What the webhook
+// takes with a warning (a selector without labels, a partial wildcard
+// host, ...) is used, with a Warning diagnostic. A valid entry becomes:
 //
 //   - one Service per host, provider External, with every address of the
 //     entry as VIPs under Options.ClusterID, the ports' protocols,
@@ -31,7 +38,9 @@
 //     subjectAltNames as service accounts, and the creation time;
 //   - resolution NONE→Passthrough, STATIC→ClientSideLB, DNS→DNS,
 //     DNS_ROUND_ROBIN→DNSRoundRobin (one endpoint per port kept, see
-//     below);
+//     below), DYNAMIC_DNS→DynamicDNS (wildcard hosts the client resolves
+//     when it connects: no endpoints, and a workloadSelector selects
+//     nothing);
 //   - endpoints from its inline endpoints, or from the WorkloadEntries
 //     and Pods its workloadSelector selects in its own namespace, or, for
 //     a DNS entry with neither, from its host itself; the target port is

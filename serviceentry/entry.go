@@ -1,7 +1,6 @@
 package serviceentry
 
 import (
-	"fmt"
 	"time"
 
 	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
@@ -37,7 +36,8 @@ type entry struct {
 // left for the caller to fill in. An invalid entry returns the validation
 // error.
 func newEntry(se *networkingv1.ServiceEntry, c convCtx) (*entry, error) {
-	if err := validateServiceEntry(se); err != nil {
+	warnings, err := validateServiceEntry(se)
+	if err != nil {
 		return nil, err
 	}
 	svcs := convertServices(se, c.Cluster)
@@ -48,17 +48,14 @@ func newEntry(se *networkingv1.ServiceEntry, c convCtx) (*entry, error) {
 		ports:    convertPorts(se),
 		services: svcs,
 		fixed:    map[model.Hostname][]*model.Endpoint{},
+		warnings: warnings,
 	}
-	if se.Spec.WorkloadSelector != nil {
+	if se.Spec.WorkloadSelector != nil && e.res != model.DynamicDNS {
 		e.selector = svcs[0].Selector
 	}
 	switch {
 	case len(se.Spec.Endpoints) > 0:
 		eps := inlineEndpoints(se, e.ports, c)
-		if e.res == model.DNSRoundRobin && len(se.Spec.Endpoints) > 1 {
-			e.warnings = append(e.warnings, fmt.Sprintf(
-				"resolution DNS_ROUND_ROBIN takes one endpoint: %d given, only the first is used", len(se.Spec.Endpoints)))
-		}
 		for _, s := range svcs {
 			e.fixed[s.Hostname] = eps
 		}

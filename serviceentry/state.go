@@ -121,15 +121,21 @@ func (s *state) setWorkloadEntry(ref nsName, we *networkingv1.WorkloadEntry, d d
 	case we == nil:
 		s.store.SetDiagnostics(diagOwner, nil)
 	default:
-		if err := validateWorkloadEntry(we); err != nil {
+		warnings, err := validateWorkloadEntry(we)
+		switch {
+		case err != nil:
 			s.log.Warn("invalid WorkloadEntry", "namespace", ref.Namespace, "name", ref.Name, "error", err)
 			s.store.SetDiagnostics(diagOwner, []model.Diagnostic{s.diagnostic(model.Error, "WorkloadEntry", ref.Namespace, ref.Name,
 				"invalid, not used: "+err.Error())})
-		} else if !workloadEntryHealthy(we) {
+		case !workloadEntryHealthy(we):
 			s.store.SetDiagnostics(diagOwner, []model.Diagnostic{s.diagnostic(model.Warning, "WorkloadEntry", ref.Namespace, ref.Name,
 				"health checks enabled and its status is not Healthy: not used until it is")})
-		} else {
-			s.store.SetDiagnostics(diagOwner, nil)
+		default:
+			var ds []model.Diagnostic
+			for _, w := range warnings {
+				ds = append(ds, s.diagnostic(model.Warning, "WorkloadEntry", ref.Namespace, ref.Name, w))
+			}
+			s.store.SetDiagnostics(diagOwner, ds)
 			wi = convertWorkloadEntry(we, s.c)
 		}
 	}

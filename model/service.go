@@ -63,8 +63,9 @@ type Service struct {
 	// service from outside it: LoadBalancer ingress IPs and hostnames and
 	// externalIPs.
 	ExternalAddresses map[ClusterID][]string
-	// AutoAddresses are VIPs the registry allocated for a ServiceEntry
-	// host that declares none.
+	// AutoAddresses are the VIPs of a ServiceEntry host that declares
+	// none: those the entry's status gives it, or that the registry
+	// allocated.
 	AutoAddresses []netip.Addr
 	// ExportTo lists the namespaces that may see the service, sorted:
 	// "*" (all, the meaning of an empty list), "." (its own), "~" (none)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"istio.io/api/meta/v1alpha1"
+	"istio.io/api/networking/v1alpha3"
 	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -286,6 +287,26 @@ func TestInformerSource(t *testing.T) {
 	}
 	if cs := cached.Status.Conditions; len(cs) != 1 || cs[0].Type != conditionHealthy {
 		t.Errorf("status conditions not stripped to Healthy: %v", cs)
+	}
+	// A ServiceEntry keeps its labels and its status addresses, not the
+	// rest of its status.
+	auto := toServiceEntry(load(t, "apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: auto, namespace: ns, labels: {"+labelAutoAllocate+": 'true'}}\n"+
+		"spec: {hosts: [auto.internal], resolution: DNS, ports: [{number: 443, name: tls, protocol: TLS}]}\n")[0])
+	auto.Status.Addresses = []*v1alpha3.ServiceEntryAddress{{Value: "240.240.1.1", Host: "auto.internal"}}
+	auto.Status.Conditions = []*v1alpha1.IstioCondition{{Type: "Reconciled", Status: "True"}}
+	if _, err := client.NetworkingV1().ServiceEntries("ns").Create(ctx, auto, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	autoKey := model.ServiceKey{Namespace: "ns", Hostname: "auto.internal"}
+	eventually(t, func() bool { return c.ServiceByKey(autoKey) != nil })
+	if got := c.ServiceByKey(autoKey).AutoAddresses; len(got) != 1 || got[0].String() != "240.240.1.1" {
+		t.Errorf("auto addresses = %v, want the status's", got)
+	}
+	if cached := src.ServiceEntry("ns", "auto"); cached.Labels[labelAutoAllocate] != "true" || len(cached.Status.Conditions) != 0 || len(cached.Status.Addresses) != 1 {
+		t.Errorf("ServiceEntry not stripped as it should be: %+v %+v", cached.ObjectMeta, &cached.Status)
+	}
+	if err := client.NetworkingV1().ServiceEntries("ns").Delete(ctx, "auto", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	if err := client.NetworkingV1().ServiceEntries("ns").Delete(ctx, "sel", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

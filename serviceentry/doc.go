@@ -56,9 +56,21 @@
 // WorkloadEntry selected by several of the entries is counted once. As in
 // Istio, a DNS_ROUND_ROBIN entry contributes an endpoint for a port only
 // when no endpoint of an older entry (or an earlier one of its own)
-// serves that port. A host without addresses
-// gets auto-allocated VIPs (see autoaddress.go), reported as
-// AutoAddresses.
+// serves that port.
+//
+// # Auto-allocated VIPs
+//
+// A host whose winning entry declares no addresses, has a resolution other
+// than NONE and does not opt out (label
+// networking.istio.io/enable-autoallocate-ip: "false") gets VIPs, reported
+// as AutoAddresses: those the entry's status.addresses give it (Istio's IP
+// allocator writes them), as Istio reads them; else, for a host that is
+// not a wildcard (nor DYNAMIC_DNS), a pair the registry allocates from
+// 240.240.0.0/16 and 2001:2::/48 (see autoaddress.go). The allocation is a
+// function of the objects alone, whatever the order of their events, so
+// replicas agree: the oldest entries' hosts are served first, a newer host
+// never takes an older one's VIP, and a status address is never handed
+// to another host.
 //
 // WorkloadEntry labels are the spec's merged with the metadata's, the
 // metadata winning on a conflict (as in Istio); TLS mode comes from the

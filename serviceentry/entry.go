@@ -1,6 +1,7 @@
 package serviceentry
 
 import (
+	"net/netip"
 	"time"
 
 	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
@@ -28,6 +29,11 @@ type entry struct {
 	// that order.
 	selectedKeys []model.WorkloadKey
 	selected     []*model.Endpoint
+	// autoVIPs: the entry's hosts may have auto VIPs (autoAllocates);
+	// statusVIPs are those its status gives each host (see
+	// autoaddress.go).
+	autoVIPs   bool
+	statusVIPs map[model.Hostname][]netip.Addr
 	// warnings are problems that did not stop the entry being used.
 	warnings []string
 }
@@ -49,6 +55,10 @@ func newEntry(se *networkingv1.ServiceEntry, c convCtx) (*entry, error) {
 		services: svcs,
 		fixed:    map[model.Hostname][]*model.Endpoint{},
 		warnings: warnings,
+		autoVIPs: autoAllocates(se),
+	}
+	if e.autoVIPs {
+		e.statusVIPs = statusAddresses(se)
 	}
 	if se.Spec.WorkloadSelector != nil && e.res != model.DynamicDNS {
 		e.selector = svcs[0].Selector
@@ -112,4 +122,39 @@ func comparePrecedence(a, b *entry) int {
 		return 1
 	}
 	return 0
+}
+
+// statusAddresses returns the VIPs an entry's status.addresses give its
+// hosts, as Istio reads them: per host the last IPv4 and the last IPv6
+// listed, IPv4 first; addresses that do not parse are skipped.
+func statusAddresses(se *networkingv1.ServiceEntry) map[model.Hostname][]netip.Addr {
+	var v4, v6 map[model.Hostname]netip.Addr
+	for _, sa := range se.Status.Addresses {
+		a, err := netip.ParseAddr(sa.GetValue())
+		if err != nil {
+			continue
+		}
+		m := &v4
+		if !a.Is4() {
+			m = &v6
+		}
+		if *m == nil {
+			*m = map[model.Hostname]netip.Addr{}
+		}
+		(*m)[model.Hostname(sa.GetHost())] = a
+	}
+	var out map[model.Hostname][]netip.Addr
+	add := func(h model.Hostname, a netip.Addr) {
+		if out == nil {
+			out = map[model.Hostname][]netip.Addr{}
+		}
+		out[h] = append(out[h], a)
+	}
+	for h, a := range v4 {
+		add(h, a)
+	}
+	for h, a := range v6 {
+		add(h, a)
+	}
+	return out
 }

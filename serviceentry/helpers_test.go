@@ -167,6 +167,13 @@ func start(t *testing.T, src Source, opts Options) *Controller {
 	if err != nil {
 		t.Fatal(err)
 	}
+	startController(t, c)
+	return c
+}
+
+// startController runs c until the test ends.
+func startController(t *testing.T, c *Controller) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
@@ -176,5 +183,4 @@ func start(t *testing.T, src Source, opts Options) *Controller {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	return c
 }

@@ -28,8 +28,10 @@ type InformerOptions struct {
 // ServiceEntries and WorkloadEntries of a cluster, read through istio
 // client-go informers. The informers keep only what the registry reads
 // (transform): metadata without managed fields, owner references or
-// annotations (but the WorkloadEntry health-check one), the spec, and of a
-// WorkloadEntry's status only its Healthy condition.
+// annotations (but the WorkloadEntry health-check one), the spec, of a
+// ServiceEntry's status only its addresses (auto VIPs), and of a
+// WorkloadEntry's status only its Healthy condition. Labels are kept
+// (selectors, the auto-allocation opt-out).
 //
 // The informers ask client whether it supports the watch-list protocol
 // (client-go's IsWatchListSemanticsUnSupported), as client-go's own
@@ -181,6 +183,11 @@ func strip(obj any) (any, error) {
 	case *networkingv1.ServiceEntry:
 		out := &networkingv1.ServiceEntry{TypeMeta: o.TypeMeta, ObjectMeta: leanMeta(&o.ObjectMeta)}
 		o.Spec.DeepCopyInto(&out.Spec)
+		for _, a := range o.Status.Addresses {
+			if a != nil {
+				out.Status.Addresses = append(out.Status.Addresses, a.DeepCopy())
+			}
+		}
 		return out, nil
 	case *networkingv1.WorkloadEntry:
 		out := &networkingv1.WorkloadEntry{TypeMeta: o.TypeMeta, ObjectMeta: leanMeta(&o.ObjectMeta)}

@@ -211,37 +211,41 @@ func (s *state) selectedEndpoints(e *entry) {
 }
 
 // flush recomputes the service and endpoints of each dirty key and writes
-// them to the store, allocating VIPs for new keys in key order.
+// them to the store. VIP allocation follows the keys' winners first, and
+// the keys whose VIPs that moves are written too.
 func (s *state) flush(d dirty) {
-	keys := slices.SortedFunc(maps.Keys(d), compareKeys)
-	type result struct {
-		key     model.ServiceKey
-		entries []*entry
+	for k := range d {
+		s.alloc.set(k, s.vipWant(k, s.precedence(k)))
 	}
-	results := make([]result, 0, len(keys))
-	var want []model.ServiceKey
-	for _, k := range keys {
-		es := slices.SortedFunc(maps.Values(s.byKey[k]), comparePrecedence)
-		results = append(results, result{k, es})
-		if len(es) > 0 && wantsAutoAddress(es[0].service(k.Hostname)) {
-			want = append(want, k)
-		} else {
-			s.alloc.release(k)
-		}
+	d.add(slices.Collect(maps.Keys(s.alloc.takeMoved()))...)
+	for _, k := range slices.SortedFunc(maps.Keys(d), compareKeys) {
+		s.writeKey(k, s.precedence(k))
 	}
-	exhausted := map[model.ServiceKey]bool{}
-	for _, k := range s.alloc.allocate(want) {
-		exhausted[k] = true
+}
+
+// precedence returns the entries that declare a key, the winner first.
+func (s *state) precedence(k model.ServiceKey) []*entry {
+	return slices.SortedFunc(maps.Values(s.byKey[k]), comparePrecedence)
+}
+
+// vipWant returns what a key asks of the VIP allocator, nil for nothing:
+// the winning entry's status addresses for the host, or a slot when the
+// registry allocates for it (see autoaddress.go).
+func (s *state) vipWant(k model.ServiceKey, es []*entry) *vipWant {
+	if len(es) == 0 || !es[0].autoVIPs {
+		return nil
 	}
-	for _, r := range results {
-		s.writeKey(r.key, r.entries, exhausted[r.key])
+	w := &vipWant{created: es[0].created, status: es[0].statusVIPs[k.Hostname]}
+	if len(w.status) == 0 && !wantsAutoAddress(es[0].service(k.Hostname)) {
+		return nil
 	}
+	return w
 }
 
 // writeKey writes one service key: the service of the entry that wins
 // precedence, and the endpoints of every entry declaring it, for the
 // winner's ports (see mergeEndpoints).
-func (s *state) writeKey(k model.ServiceKey, es []*entry, exhausted bool) {
+func (s *state) writeKey(k model.ServiceKey, es []*entry) {
 	diagOwner := owner("ServiceEntryHost", k.Namespace, string(k.Hostname))
 	if len(es) == 0 {
 		s.store.DeleteService(k)
@@ -252,7 +256,7 @@ func (s *state) writeKey(k model.ServiceKey, es []*entry, exhausted bool) {
 	winner := es[0]
 	svc := winner.service(k.Hostname)
 	var ds []model.Diagnostic
-	if vips, ok := s.alloc.lookup(k); ok {
+	if vips, exhausted := s.alloc.lookup(k); len(vips) > 0 {
 		cp := *svc
 		cp.AutoAddresses = vips
 		svc = &cp

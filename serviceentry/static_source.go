@@ -197,8 +197,9 @@ func sortedValues[T any](m map[nsName]T) []T {
 }
 
 // toServiceEntry returns a networking v1 copy of a ServiceEntry of any
-// served version, or nil when o is not one. The spec type is shared by
-// all versions.
+// served version, or nil when o is not one. The spec and status types are
+// shared by all versions; the status carries the addresses Istio's IP
+// allocator wrote.
 func toServiceEntry(o runtime.Object) *networkingv1.ServiceEntry {
 	out := &networkingv1.ServiceEntry{}
 	switch se := o.(type) {
@@ -207,9 +208,11 @@ func toServiceEntry(o runtime.Object) *networkingv1.ServiceEntry {
 	case *networkingv1beta1.ServiceEntry:
 		se.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 		se.Spec.DeepCopyInto(&out.Spec)
+		se.Status.DeepCopyInto(&out.Status)
 	case *networkingv1alpha3.ServiceEntry:
 		se.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 		se.Spec.DeepCopyInto(&out.Spec)
+		se.Status.DeepCopyInto(&out.Status)
 	default:
 		return nil
 	}

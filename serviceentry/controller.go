@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
+
 	"github.com/meshreg/meshreg/internal/store"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -34,7 +36,8 @@ type Controller struct {
 	opts  Options
 	src   Source
 	store *store.Store
-	state *state // owned by the worker goroutine
+	state *state    // owned by the worker goroutine
+	nsf   *nsFilter // owned by the worker goroutine
 
 	ran atomic.Bool
 
@@ -52,18 +55,24 @@ type podChange struct{ current *model.WorkloadInstance }
 
 var _ registry.Registry = (*Controller)(nil)
 
-// New returns a controller over src. It does nothing until Run.
+// New returns a controller over src. It does nothing until Run. With a
+// NamespaceSelector, src must be a NamespaceSource that holds namespaces.
 func New(src Source, opts Options) (*Controller, error) {
 	if src == nil {
 		return nil, errors.New("serviceentry: nil Source")
 	}
 	opts = opts.defaults()
+	nsf, err := newNSFilter(opts.NamespaceSelector, src)
+	if err != nil {
+		return nil, err
+	}
 	st := store.New(model.ShardKey{Provider: model.External, Cluster: opts.ClusterID})
 	return &Controller{
 		Reader:  st.Reader(),
 		opts:    opts,
 		src:     src,
 		store:   st,
+		nsf:     nsf,
 		state:   newState(convCtx{Cluster: opts.ClusterID, TrustDomain: opts.TrustDomain}, st, opts.Logger),
 		pending: map[Ref]struct{}{},
 		pods:    map[model.WorkloadKey]podChange{},
@@ -223,32 +232,82 @@ func (c *Controller) initialSync() {
 	d := dirty{}
 	c.applyPods(pods, d)
 	for _, we := range c.src.WorkloadEntries() {
-		c.state.setWorkloadEntry(nsName{we.Namespace, we.Name}, we, d)
+		if c.nsf.selected(we.Namespace) {
+			c.state.setWorkloadEntry(nsName{we.Namespace, we.Name}, we, d)
+		}
 	}
 	for _, se := range c.src.ServiceEntries() {
-		c.state.setServiceEntry(nsName{se.Namespace, se.Name}, se, d)
+		if c.nsf.selected(se.Namespace) {
+			c.state.setServiceEntry(nsName{se.Namespace, se.Name}, se, d)
+		}
 	}
 	c.state.flush(d)
 }
 
-// process applies the queued changes: workloads first, so that entries
+// process applies the queued changes: namespaces first, whose change of
+// selection re-applies all their objects; then workloads, so that entries
 // converted in the same batch see them.
 func (c *Controller) process() {
 	defer c.done()
 	refs, pods := c.take()
+	refs = c.namespaceChanges(refs)
 	d := dirty{}
 	c.applyPods(pods, d)
 	for _, r := range refs {
 		if r.Kind == KindWorkloadEntry {
-			c.state.setWorkloadEntry(nsName{r.Namespace, r.Name}, c.src.WorkloadEntry(r.Namespace, r.Name), d)
+			c.state.setWorkloadEntry(nsName{r.Namespace, r.Name}, c.workloadEntry(r), d)
 		}
 	}
 	for _, r := range refs {
 		if r.Kind == KindServiceEntry {
-			c.state.setServiceEntry(nsName{r.Namespace, r.Name}, c.src.ServiceEntry(r.Namespace, r.Name), d)
+			c.state.setServiceEntry(nsName{r.Namespace, r.Name}, c.serviceEntry(r), d)
 		}
 	}
 	c.state.flush(d)
+}
+
+// namespaceChanges returns refs with the ServiceEntries and WorkloadEntries
+// of each namespace whose selection the namespace's change (a ref of refs)
+// turned, sorted, without duplicates.
+func (c *Controller) namespaceChanges(refs []Ref) []Ref {
+	var turned []string
+	for _, r := range refs {
+		if r.Kind == KindNamespace && c.nsf.redecide(r.Name) {
+			turned = append(turned, r.Name)
+		}
+	}
+	if len(turned) == 0 {
+		return refs
+	}
+	for _, se := range c.src.ServiceEntries() {
+		if slices.Contains(turned, se.Namespace) {
+			refs = append(refs, Ref{KindServiceEntry, se.Namespace, se.Name})
+		}
+	}
+	for _, we := range c.src.WorkloadEntries() {
+		if slices.Contains(turned, we.Namespace) {
+			refs = append(refs, Ref{KindWorkloadEntry, we.Namespace, we.Name})
+		}
+	}
+	slices.SortFunc(refs, compareRefs)
+	return slices.Compact(refs)
+}
+
+// serviceEntry reads a ServiceEntry from the source, nil when absent or
+// of a namespace the selector leaves out.
+func (c *Controller) serviceEntry(r Ref) *networkingv1.ServiceEntry {
+	if !c.nsf.selected(r.Namespace) {
+		return nil
+	}
+	return c.src.ServiceEntry(r.Namespace, r.Name)
+}
+
+// workloadEntry is serviceEntry for WorkloadEntries.
+func (c *Controller) workloadEntry(r Ref) *networkingv1.WorkloadEntry {
+	if !c.nsf.selected(r.Namespace) {
+		return nil
+	}
+	return c.src.WorkloadEntry(r.Namespace, r.Name)
 }
 
 func (c *Controller) applyPods(pods map[model.WorkloadKey]podChange, d dirty) {

@@ -15,6 +15,15 @@
 // the entries selecting it their selected workloads' endpoints, not a
 // scan of the namespace.
 //
+// Options.NamespaceSelector limits the registry to the objects of the
+// namespaces whose labels it selects, as Istio's discoverySelectors do:
+// the others are ignored, and a namespace whose labels change brings all
+// its objects in or takes them all out. The namespaces come from the
+// source (NamespaceSource): Namespace objects upserted into a
+// StaticSource, or an InformerSource's namespace informer over the
+// Kubernetes client in InformerOptions.Namespaces. Without a selector,
+// every namespace is used.
+//
 // # Conversion
 //
 // Each ServiceEntry and WorkloadEntry is validated first, by the rules of

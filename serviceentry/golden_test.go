@@ -2,6 +2,7 @@ package serviceentry
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshreg/meshreg/internal/manifest"
 	"github.com/meshreg/meshreg/model"
@@ -18,10 +20,16 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the want.json of the golden scenarios")
 
+// scenarioOptions is a scenario's optional options.json.
+type scenarioOptions struct {
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector"`
+}
+
 // TestScenarios runs each testdata/scenarios/se-*/config.yaml through a
-// StaticSource (Pods through HandleWorkload) and compares the dump of the
-// controller with want.json. Run with -update to rewrite the goldens, and
-// read the diff before committing it.
+// StaticSource (Namespaces too; Pods through HandleWorkload), with the
+// options of its options.json if it has one, and compares the dump of
+// the controller with want.json. Run with -update to rewrite the goldens,
+// and read the diff before committing it.
 func TestScenarios(t *testing.T) {
 	dirs, err := filepath.Glob("../testdata/scenarios/se-*")
 	if err != nil {
@@ -32,7 +40,7 @@ func TestScenarios(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			got := runScenario(t, filepath.Join(dir, "config.yaml"))
+			got := runScenario(t, dir)
 			wantFile := filepath.Join(dir, "want.json")
 			if *update {
 				if err := os.WriteFile(wantFile, got, 0o644); err != nil {
@@ -51,25 +59,44 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
-func runScenario(t *testing.T, config string) []byte {
+func runScenario(t *testing.T, dir string) []byte {
 	t.Helper()
-	objs, err := manifest.LoadFile(config)
+	objs, err := manifest.LoadFile(filepath.Join(dir, "config.yaml"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	var opts Options
+	if raw, err := os.ReadFile(filepath.Join(dir, "options.json")); err == nil {
+		var so scenarioOptions
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&so); err != nil {
+			t.Fatalf("options.json: %v", err)
+		}
+		opts.NamespaceSelector = so.NamespaceSelector
 	}
 	kube, istio := manifest.Split(objs)
 	src, err := NewStaticSource(istio...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var pods []*corev1.Pod
+	for _, o := range kube {
+		switch o := o.(type) {
+		case *corev1.Pod:
+			pods = append(pods, o)
+		case *corev1.Namespace:
+			if err := src.Upsert(o); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatalf("scenario input %T: only Namespaces and Pods may sit beside Istio objects", o)
+		}
+	}
 	var out bytes.Buffer
 	synctest.Test(t, func(t *testing.T) {
-		c := start(t, src, Options{})
-		for _, o := range kube {
-			p, ok := o.(*corev1.Pod)
-			if !ok {
-				t.Fatalf("scenario input %T: only Pods may sit beside Istio objects", o)
-			}
+		c := start(t, src, opts)
+		for _, p := range pods {
 			if w := podInstance(p, "Kubernetes"); w != nil {
 				c.HandleWorkload(registry.WorkloadEvent{Type: model.EventAdd, Current: w})
 			}

@@ -2,16 +2,19 @@ package serviceentry
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
 	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
 	"istio.io/client-go/pkg/clientset/versioned"
 	listersv1 "istio.io/client-go/pkg/listers/networking/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -22,6 +25,12 @@ type InformerOptions struct {
 	Namespace string
 	// ResyncPeriod is the informers' resync period; 0 never resyncs.
 	ResyncPeriod time.Duration
+	// Namespaces is a Kubernetes client of the same cluster, whose
+	// Namespaces the source then watches (their labels only), so that a
+	// Controller can apply its NamespaceSelector. Default nil: the source
+	// holds no namespaces, and a Controller with a NamespaceSelector
+	// refuses it.
+	Namespaces kubernetes.Interface
 }
 
 // InformerSource is a Source over the networking.istio.io/v1
@@ -43,6 +52,8 @@ type InformerSource struct {
 	weInf    cache.SharedIndexInformer
 	seLister listersv1.ServiceEntryLister
 	weLister listersv1.WorkloadEntryLister
+	// nsInf watches the namespaces; nil without InformerOptions.Namespaces.
+	nsInf cache.SharedIndexInformer
 
 	// mu guards handlers and nextID.
 	mu       sync.RWMutex
@@ -50,7 +61,10 @@ type InformerSource struct {
 	nextID   int
 }
 
-var _ Source = (*InformerSource)(nil)
+var (
+	_ NamespaceSource = (*InformerSource)(nil)
+	_ namespaceAware  = (*InformerSource)(nil)
+)
 
 // NewInformerSource returns a source over client. Informers start on Run.
 func NewInformerSource(client versioned.Interface, opts InformerOptions) (*InformerSource, error) {
@@ -81,7 +95,20 @@ func NewInformerSource(client versioned.Interface, opts InformerOptions) (*Infor
 		weLister: listersv1.NewWorkloadEntryLister(weInf.GetIndexer()),
 		handlers: map[int]func(Ref){},
 	}
-	for kind, inf := range map[Kind]cache.SharedIndexInformer{KindServiceEntry: seInf, KindWorkloadEntry: weInf} {
+	infs := map[Kind]cache.SharedIndexInformer{KindServiceEntry: seInf, KindWorkloadEntry: weInf}
+	if kc := opts.Namespaces; kc != nil {
+		nss := kc.CoreV1().Namespaces()
+		s.nsInf = cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return nss.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return nss.Watch(ctx, o)
+			},
+		}, kc), &corev1.Namespace{}, opts.ResyncPeriod, cache.Indexers{})
+		infs[KindNamespace] = s.nsInf
+	}
+	for kind, inf := range infs {
 		if err := inf.SetTransform(strip); err != nil {
 			return nil, err
 		}
@@ -102,7 +129,7 @@ func (s *InformerSource) notify(kind Kind, obj any) {
 	if err != nil {
 		return
 	}
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	ns, name, err := cache.SplitMetaNamespaceKey(key) // a Namespace's key is its name
 	if err != nil {
 		return
 	}
@@ -123,12 +150,36 @@ func (s *InformerSource) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.seInf.RunWithContext(ctx) })
 	wg.Go(func() { s.weInf.RunWithContext(ctx) })
+	if s.nsInf != nil {
+		wg.Go(func() { s.nsInf.RunWithContext(ctx) })
+	}
 	wg.Wait()
 	return nil
 }
 
-// HasSynced reports whether both informers have listed.
-func (s *InformerSource) HasSynced() bool { return s.seInf.HasSynced() && s.weInf.HasSynced() }
+// HasSynced reports whether every informer has listed.
+func (s *InformerSource) HasSynced() bool {
+	return s.seInf.HasSynced() && s.weInf.HasSynced() && (s.nsInf == nil || s.nsInf.HasSynced())
+}
+
+// NamespaceLabels returns the labels of a cached namespace, and false for
+// one not cached (always, without InformerOptions.Namespaces).
+func (s *InformerSource) NamespaceLabels(name string) (map[string]string, bool) {
+	if s.nsInf == nil {
+		return nil, false
+	}
+	obj, ok, err := s.nsInf.GetStore().GetByKey(name)
+	if err != nil || !ok {
+		return nil, false
+	}
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return nil, false
+	}
+	return ns.Labels, true
+}
+
+func (s *InformerSource) watchesNamespaces() bool { return s.nsInf != nil }
 
 // Subscribe adds a handler, called from the informers' goroutines.
 func (s *InformerSource) Subscribe(handler func(Ref)) (unsubscribe func()) {
@@ -175,8 +226,8 @@ func (s *InformerSource) WorkloadEntry(namespace, name string) *networkingv1.Wor
 }
 
 // strip is the informers' transform: it returns a lean copy of a
-// ServiceEntry or WorkloadEntry and leaves anything else (tombstones)
-// alone. It copies rather than trims in place, so that an object shared
+// ServiceEntry, WorkloadEntry or Namespace (its name and labels) and
+// leaves anything else (tombstones) alone. It copies rather than trims in place, so that an object shared
 // with a fake clientset's tracker is never modified.
 func strip(obj any) (any, error) {
 	switch o := obj.(type) {
@@ -201,6 +252,10 @@ func strip(obj any) (any, error) {
 			}
 		}
 		return out, nil
+	case *corev1.Namespace:
+		return &corev1.Namespace{TypeMeta: o.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+			Name: o.Name, ResourceVersion: o.ResourceVersion, Labels: maps.Clone(o.Labels),
+		}}, nil
 	}
 	return obj, nil
 }

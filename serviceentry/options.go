@@ -3,6 +3,8 @@ package serviceentry
 import (
 	"log/slog"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/meshreg/meshreg/model"
 )
 
@@ -25,6 +27,16 @@ type Options struct {
 	// kept so that the kube and serviceentry options agree. Default:
 	// model.DefaultDomainSuffix ("cluster.local").
 	DomainSuffix string
+	// NamespaceSelector limits the registry to the ServiceEntries and
+	// WorkloadEntries of the namespaces whose labels it selects, as
+	// Istio's discoverySelectors limit its config: the objects of other
+	// namespaces are ignored, and a namespace whose labels change brings
+	// all its objects in or takes them all out. It needs a Source that
+	// holds namespaces (NamespaceSource: a StaticSource, or an
+	// InformerSource with InformerOptions.Namespaces). Default nil: every
+	// namespace. (An empty, non-nil selector also selects every
+	// namespace, but only namespaces that exist.)
+	NamespaceSelector *metav1.LabelSelector
 	// Logger receives the controller's logs. Default: a silent logger.
 	Logger *slog.Logger
 }
@@ -40,6 +52,7 @@ func (o Options) defaults() Options {
 	if o.DomainSuffix == "" {
 		o.DomainSuffix = model.DefaultDomainSuffix
 	}
+	// NamespaceSelector: nil means every namespace.
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

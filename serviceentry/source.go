@@ -13,20 +13,25 @@ type Kind uint8
 const (
 	KindServiceEntry Kind = iota + 1
 	KindWorkloadEntry
+	// KindNamespace names a namespace of a NamespaceSource.
+	KindNamespace
 )
 
-// String returns "ServiceEntry" or "WorkloadEntry".
+// String returns "ServiceEntry", "WorkloadEntry" or "Namespace".
 func (k Kind) String() string {
 	switch k {
 	case KindServiceEntry:
 		return "ServiceEntry"
 	case KindWorkloadEntry:
 		return "WorkloadEntry"
+	case KindNamespace:
+		return "Namespace"
 	}
 	return "Kind(?)"
 }
 
-// Ref names an object of a Source.
+// Ref names an object of a Source. A namespace's Ref has Kind
+// KindNamespace, its name as Name, and Namespace "".
 type Ref struct {
 	Kind            Kind
 	Namespace, Name string
@@ -61,3 +66,22 @@ type Source interface {
 	HasSynced() bool
 	Run(ctx context.Context) error
 }
+
+// NamespaceSource is a Source that also knows its cluster's namespaces, as
+// a Controller with Options.NamespaceSelector needs (StaticSource always;
+// InformerSource when given InformerOptions.Namespaces). Besides the
+// Source contract, its handlers are called with the Ref of a namespace
+// (KindNamespace) after the namespace is added, changed or deleted.
+type NamespaceSource interface {
+	Source
+	// NamespaceLabels returns a namespace's labels, and false when the
+	// source does not hold the namespace. The map is shared and must not
+	// be modified.
+	NamespaceLabels(name string) (labels map[string]string, exists bool)
+}
+
+// namespaceAware is implemented by a NamespaceSource that may hold no
+// namespaces at all (an InformerSource without a Kubernetes client), so
+// that New can refuse it for a NamespaceSelector rather than ignore every
+// object.
+type namespaceAware interface{ watchesNamespaces() bool }

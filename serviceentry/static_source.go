@@ -5,34 +5,39 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
 	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
 	networkingv1alpha3 "istio.io/client-go/pkg/apis/networking/v1alpha3"
 	networkingv1beta1 "istio.io/client-go/pkg/apis/networking/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // ErrUnsupportedObject is wrapped by StaticSource.Upsert's error for an
-// object that is neither a ServiceEntry nor a WorkloadEntry.
-var ErrUnsupportedObject = errors.New("not a ServiceEntry or WorkloadEntry")
+// object that is neither a ServiceEntry, a WorkloadEntry nor a Namespace.
+var ErrUnsupportedObject = errors.New("not a ServiceEntry, WorkloadEntry or Namespace")
 
 // StaticSource is a Source whose objects are added, replaced and deleted
 // from code: for manifests loaded from files (see internal/manifest),
 // tests, and control planes that get their configuration elsewhere. It
-// is synced from the start. The zero value is an empty source, ready to
-// use; it is safe for concurrent use.
+// is synced from the start. It holds Namespaces too, for a Controller's
+// NamespaceSelector. The zero value is an empty source, ready to use; it
+// is safe for concurrent use.
 type StaticSource struct {
-	// mu guards ses, wes, handlers and nextID.
-	mu       sync.RWMutex
-	ses      map[nsName]*networkingv1.ServiceEntry
-	wes      map[nsName]*networkingv1.WorkloadEntry
-	handlers map[int]func(Ref)
-	nextID   int
+	// mu guards ses, wes, namespaces, handlers and nextID.
+	mu  sync.RWMutex
+	ses map[nsName]*networkingv1.ServiceEntry
+	wes map[nsName]*networkingv1.WorkloadEntry
+	// namespaces holds each namespace's labels.
+	namespaces map[string]map[string]string
+	handlers   map[int]func(Ref)
+	nextID     int
 }
 
-var _ Source = (*StaticSource)(nil)
+var _ NamespaceSource = (*StaticSource)(nil)
 
 type nsName struct{ Namespace, Name string }
 
@@ -42,11 +47,12 @@ func NewStaticSource(objs ...runtime.Object) (*StaticSource, error) {
 	return s, s.Upsert(objs...)
 }
 
-// Upsert adds each ServiceEntry and WorkloadEntry of objs (networking
-// v1, v1beta1 or v1alpha3), replacing one with the same namespace and
-// name. The source keeps copies: the caller may reuse objs. Other objects
-// are skipped, and reported in the error (wrapping ErrUnsupportedObject);
-// the supported ones are added all the same.
+// Upsert adds each ServiceEntry and WorkloadEntry (networking v1, v1beta1
+// or v1alpha3) and each Namespace (of which it keeps the labels) of objs,
+// replacing one with the same namespace and name. The source keeps
+// copies: the caller may reuse objs. Other objects are skipped, and
+// reported in the error (wrapping ErrUnsupportedObject); the supported
+// ones are added all the same.
 func (s *StaticSource) Upsert(objs ...runtime.Object) error {
 	var errs []error
 	var changed []Ref
@@ -64,6 +70,12 @@ func (s *StaticSource) Upsert(objs ...runtime.Object) error {
 			}
 			s.wes[nsName{we.Namespace, we.Name}] = we
 			changed = append(changed, Ref{KindWorkloadEntry, we.Namespace, we.Name})
+		} else if ns, ok := o.(*corev1.Namespace); ok {
+			if s.namespaces == nil {
+				s.namespaces = map[string]map[string]string{}
+			}
+			s.namespaces[ns.Name] = maps.Clone(ns.Labels)
+			changed = append(changed, Ref{Kind: KindNamespace, Name: ns.Name})
 		} else {
 			errs = append(errs, fmt.Errorf("%T: %w", o, ErrUnsupportedObject))
 		}
@@ -86,16 +98,26 @@ func (s *StaticSource) DeleteWorkloadEntry(namespace, name string) {
 	s.delete(Ref{KindWorkloadEntry, namespace, name})
 }
 
+// DeleteNamespace removes a Namespace; deleting an absent one does
+// nothing.
+func (s *StaticSource) DeleteNamespace(name string) {
+	s.delete(Ref{Kind: KindNamespace, Name: name})
+}
+
 func (s *StaticSource) delete(r Ref) {
 	k := nsName{r.Namespace, r.Name}
 	s.mu.Lock()
 	var found bool
-	if r.Kind == KindServiceEntry {
+	switch r.Kind {
+	case KindServiceEntry:
 		_, found = s.ses[k]
 		delete(s.ses, k)
-	} else {
+	case KindWorkloadEntry:
 		_, found = s.wes[k]
 		delete(s.wes, k)
+	case KindNamespace:
+		_, found = s.namespaces[r.Name]
+		delete(s.namespaces, r.Name)
 	}
 	handlers := s.handlerList()
 	s.mu.Unlock()
@@ -131,6 +153,15 @@ func (s *StaticSource) WorkloadEntry(namespace, name string) *networkingv1.Workl
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.wes[nsName{namespace, name}]
+}
+
+// NamespaceLabels returns the labels of a Namespace, and false when the
+// source holds none of that name.
+func (s *StaticSource) NamespaceLabels(name string) (map[string]string, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	l, ok := s.namespaces[name]
+	return l, ok
 }
 
 // Subscribe adds a handler, called synchronously after each change by the

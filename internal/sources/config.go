@@ -4,8 +4,10 @@ import (
 	"fmt"
 
 	istioclient "istio.io/client-go/pkg/clientset/versioned"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/meshreg/meshreg/model"
@@ -22,10 +24,11 @@ type configSource struct {
 
 func serviceEntryOptions(cfg Config, id model.ClusterID) serviceentry.Options {
 	return serviceentry.Options{
-		ClusterID:    id,
-		TrustDomain:  cfg.TrustDomain,
-		DomainSuffix: cfg.DomainSuffix,
-		Logger:       cfg.Logger.With("cluster", string(id), "provider", "External"),
+		ClusterID:         id,
+		TrustDomain:       cfg.TrustDomain,
+		DomainSuffix:      cfg.DomainSuffix,
+		NamespaceSelector: cfg.NamespaceSelector,
+		Logger:            cfg.Logger.With("cluster", string(id), "provider", "External"),
 	}
 }
 
@@ -65,14 +68,33 @@ func (c *configSource) apply(o runtime.Object, deleted bool) error {
 	return nil
 }
 
+// applyNamespace hands a Namespace of the config cluster (other objects
+// are skipped) to the source too, for the namespace selector.
+func (c *configSource) applyNamespace(o runtime.Object, deleted bool) error {
+	ns, ok := o.(*corev1.Namespace)
+	switch {
+	case c == nil || !ok:
+		return nil
+	case deleted:
+		c.src.DeleteNamespace(ns.Name)
+		return nil
+	}
+	return c.src.Upsert(ns)
+}
+
 // liveConfigRegistry watches the config cluster's ServiceEntries and
-// WorkloadEntries.
-func liveConfigRegistry(cfg Config, id model.ClusterID, rc *rest.Config) (registry.Registry, error) {
+// WorkloadEntries, and with a namespace selector its namespaces through
+// kc.
+func liveConfigRegistry(cfg Config, id model.ClusterID, rc *rest.Config, kc kubernetes.Interface) (registry.Registry, error) {
 	client, err := istioclient.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("istio client: %w", err)
 	}
-	src, err := serviceentry.NewInformerSource(client, serviceentry.InformerOptions{})
+	var opts serviceentry.InformerOptions
+	if cfg.NamespaceSelector != nil {
+		opts.Namespaces = kc
+	}
+	src, err := serviceentry.NewInformerSource(client, opts)
 	if err != nil {
 		return nil, err
 	}

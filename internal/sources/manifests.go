@@ -239,12 +239,18 @@ func (m *ManifestCluster) create(o runtime.Object) error {
 	if manifest.IsIstio(o) {
 		return m.se.apply(o, false)
 	}
+	if err := m.se.applyNamespace(o, false); err != nil {
+		return err
+	}
 	return m.client.Tracker().Add(o)
 }
 
 func (m *ManifestCluster) update(o runtime.Object) error {
 	if manifest.IsIstio(o) {
 		return m.se.apply(o, false)
+	}
+	if err := m.se.applyNamespace(o, false); err != nil {
+		return err
 	}
 	gvr, _ := meta.UnsafeGuessKindToResource(o.GetObjectKind().GroupVersionKind())
 	acc, err := meta.Accessor(o)
@@ -257,6 +263,9 @@ func (m *ManifestCluster) update(o runtime.Object) error {
 func (m *ManifestCluster) delete(k objectKey, old runtime.Object) error {
 	if manifest.IsIstio(old) {
 		return m.se.apply(old, true)
+	}
+	if err := m.se.applyNamespace(old, true); err != nil {
+		return err
 	}
 	gvr, _ := meta.UnsafeGuessKindToResource(k.gvk)
 	return m.client.Tracker().Delete(gvr, k.namespace, k.name)

@@ -152,7 +152,7 @@ func liveCluster(cfg Config, c Cluster, config bool) ([]registry.Registry, error
 	}
 	regs := []registry.Registry{kc}
 	if config {
-		se, err := liveConfigRegistry(cfg, c.ID, rc)
+		se, err := liveConfigRegistry(cfg, c.ID, rc, client)
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 		}

@@ -67,6 +67,16 @@
 // when no endpoint of an older entry (or an earlier one of its own)
 // serves that port.
 //
+// WorkloadEntry labels are the spec's merged with the metadata's, the
+// metadata winning on a conflict (as in Istio); TLS mode comes from the
+// security.istio.io/tlsMode label, else istio when a service account is
+// set. A WorkloadEntry whose annotation proxy.istio.io/health-checks-enabled
+// is true (as strconv.ParseBool reads it: "true", "1", "T", ...) is used
+// only while its status has a Healthy condition with status True; until
+// then it is left out entirely, as in Istio (no workload, so neither
+// ServiceEntries nor Kubernetes Services select it, and no endpoint), with
+// a Warning diagnostic.
+//
 // # Auto-allocated VIPs
 //
 // A host whose winning entry declares no addresses, has a resolution other
@@ -80,16 +90,6 @@
 // replicas agree: the oldest entries' hosts are served first, a newer host
 // never takes an older one's VIP, and a status address is never handed
 // to another host.
-//
-// WorkloadEntry labels are the spec's merged with the metadata's, the
-// metadata winning on a conflict (as in Istio); TLS mode comes from the
-// security.istio.io/tlsMode label, else istio when a service account is
-// set. A WorkloadEntry whose annotation proxy.istio.io/health-checks-enabled
-// is true (as strconv.ParseBool reads it: "true", "1", "T", ...) is used
-// only while its status has a Healthy condition with status True; until
-// then it is left out entirely, as in Istio (no workload, so neither
-// ServiceEntries nor Kubernetes Services select it, and no endpoint), with
-// a Warning diagnostic.
 //
 // # Events
 //

@@ -19,9 +19,9 @@ import (
 const labelUseWaypoint = "istio.io/use-waypoint"
 
 // validateServiceEntry checks the rules Istio's admission webhook applies
-// to a ServiceEntry (see ARCHITECTURE.md decision 9): it returns the warnings of a
-// usable entry, and every violation of an unusable one in one error. Each
-// message names its field.
+// to a ServiceEntry (see ARCHITECTURE.md decision 9): it returns the
+// warnings of a usable entry, and every violation of an unusable one in
+// one error. Each message names its field.
 func validateServiceEntry(se *networkingv1.ServiceEntry) (warnings []string, err error) {
 	var p problems
 	spec := &se.Spec

@@ -38,14 +38,29 @@ for dir in testdata/scenarios/$glob/; do
       done ;;
   esac
   if [ -f "$dir/options.json" ]; then
-    extra=$(python3 - "$dir/options.json" <<'PY'
+    extra=$(python3 - "$dir/options.json" "$out/$name.mesh-networks.yaml" <<'PY'
 import json, sys
 o = json.load(open(sys.argv[1]))
-unsupported = [k for k in o if k not in ("domainSuffix", "meshNetworks")]
+# kube.Options.Network names the cluster's network over its system
+# namespace's label, which Istio has no setting for: not run.
+unsupported = [k for k in o if k not in ("domainSuffix", "networkCIDRs")]
 if unsupported:
     print("SKIP " + ",".join(sorted(unsupported)))
-elif "domainSuffix" in o:
-    print("-domain-suffix " + o["domainSuffix"])
+    sys.exit()
+args = []
+if "domainSuffix" in o:
+    args += ["-domain-suffix", o["domainSuffix"]]
+# The cluster's CIDR ranges are Istio's meshNetworks fromCidr.
+networks = {}
+for cidr, net in sorted(o.get("networkCIDRs", {}).items()):
+    networks.setdefault(net, []).append("      - fromCidr: " + cidr)
+if networks:
+    with open(sys.argv[2], "w") as f:
+        f.write("networks:\n")
+        for net, eps in sorted(networks.items()):
+            f.write("  %s:\n    endpoints:\n%s\n" % (net, "\n".join(eps)))
+    args += ["-mesh-networks", sys.argv[2]]
+print(" ".join(args))
 PY
 )
     case $extra in

@@ -4,19 +4,16 @@ import (
 	"context"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/meshreg/meshreg/model"
 )
 
-// TestSliceConditionChanges changes slices in ways that touch only their
-// endpoints' conditions (the health of those endpoints is patched) and in
-// ways that do not (the service is recomputed); after each change the
-// registry equals a fresh controller's over the same objects.
+// TestSliceConditionChanges changes slices' endpoints' conditions, and
+// more; after each change the registry equals a fresh controller's over
+// the same objects.
 func TestSliceConditionChanges(t *testing.T) {
 	base := func() []runtime.Object {
 		notReady := svcObj("ns", "nr", "10.96.0.3", nil, svcPort("http", 80))
@@ -40,8 +37,7 @@ func TestSliceConditionChanges(t *testing.T) {
 			sliceObj("ns", "nr-1", "nr", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}),
 		}
 	}
-	// web-1 lists 10.0.0.2 twice, so its changes are recomputed; "uniq"
-	// is web-1 without the repeat.
+	// web-1 lists 10.0.0.2 twice; "uniq" is web-1 without the repeat.
 	uniq := func(s *discoveryv1.EndpointSlice) { s.Endpoints = s.Endpoints[:3] }
 	tests := []struct {
 		name   string
@@ -73,9 +69,9 @@ func TestSliceConditionChanges(t *testing.T) {
 		})
 	}
 
-	// On a slice where each endpoint is one workload, condition changes
-	// are patched: readiness, serving and terminating, of a pod's
-	// endpoint, an address-only one and a withheld one.
+	// On a slice where each endpoint is one workload: readiness, serving
+	// and terminating, of a pod's endpoint, an address-only one and a
+	// withheld one, there and back.
 	patches := []struct {
 		name   string
 		change func(*discoveryv1.EndpointSlice)
@@ -93,7 +89,7 @@ func TestSliceConditionChanges(t *testing.T) {
 		{"nothing", func(*discoveryv1.EndpointSlice) {}},
 	}
 	for _, tt := range patches {
-		t.Run("patched "+tt.name, func(t *testing.T) {
+		t.Run("there and back: "+tt.name, func(t *testing.T) {
 			objs := base()
 			for _, o := range objs {
 				if s, ok := o.(*discoveryv1.EndpointSlice); ok && s.Name == "web-1" {
@@ -139,78 +135,6 @@ func settle(t *testing.T, c *Controller, objs []runtime.Object, name string, s *
 	t.Helper()
 	want := dump(t, startController(t, newFakeCluster(replaceSlice(objs, s)...), Options{}))
 	waitDump(t, c, want, "after changing "+name+", the registry (want: a fresh one's)")
-}
-
-// TestConditionPatchDecision checks which readiness flips are patched
-// (onSlice records a conditions change) and which recompute the service:
-// a flip is patched when the service's last merge made one endpoint of
-// each address, whatever the number of its slices. Either way the
-// registry then equals a fresh controller's.
-func TestConditionPatchDecision(t *testing.T) {
-	dualStack := podObj("ns", "d", "10.0.0.4", "n1", nil)
-	dualStack.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.4"}, {IP: "fd00::4"}}
-	base := func() []runtime.Object {
-		return []runtime.Object{
-			nodeObj("n1", "r", "z1"),
-			svcObj("ns", "one", "10.96.0.1", nil, svcPort("http", 80)),
-			svcObj("ns", "two", "10.96.0.2", nil, svcPort("http", 80)),
-			svcObj("ns", "twice", "10.96.0.3", nil, svcPort("http", 80)),
-			svcObj("ns", "moving", "10.96.0.4", nil, svcPort("http", 80)),
-			svcObj("ns", "dual", "10.96.0.5", nil, svcPort("http", 80)),
-			podObj("ns", "a", "10.0.0.1", "n1", nil),
-			podObj("ns", "b", "10.0.0.2", "n1", nil),
-			podObj("ns", "c", "10.0.0.3", "n1", nil),
-			dualStack,
-			sliceObj("ns", "one-1", "one", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}, sliceEP{addr: "10.0.0.2", pod: "b", ready: true}),
-			sliceObj("ns", "two-1", "two", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}),
-			sliceObj("ns", "two-2", "two", discoveryv1.AddressTypeIPv4, 8081, sliceEP{addr: "10.0.0.2", pod: "b", ready: true}, sliceEP{addr: "10.0.0.3", ready: true}),
-			sliceObj("ns", "twice-1", "twice", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}, sliceEP{addr: "10.0.0.2", pod: "a", ready: true}),
-			sliceObj("ns", "moving-1", "moving", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}),
-			sliceObj("ns", "moving-2", "moving", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}, sliceEP{addr: "10.0.0.2", pod: "b", ready: true}),
-			sliceObj("ns", "dual-4", "dual", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.4", pod: "d", ready: true}),
-			sliceObj("ns", "dual-6", "dual", discoveryv1.AddressTypeIPv6, 8080, sliceEP{addr: "fd00::4", pod: "d", ready: true}),
-			svcObj("ns", "fqdn", "10.96.0.6", nil, svcPort("http", 80)),
-			sliceObj("ns", "fqdn-1", "fqdn", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}),
-			sliceObj("ns", "fqdn-2", "fqdn", discoveryv1.AddressTypeFQDN, 8080, sliceEP{addr: "a.example.com", ready: true}),
-		}
-	}
-	tests := []struct {
-		name, slice string
-		patched     bool
-	}{
-		{"a service's one slice", "one-1", true},
-		{"one of a service's two slices, each address once", "two-2", true},
-		{"a slice listing a pod twice", "twice-1", false},
-		{"an address in two slices (an endpoint moving)", "moving-2", false},
-		{"a dual-stack pod's IPv4 slice", "dual-4", false},
-		{"an IPv4 slice beside an FQDN one (ignored, reported)", "fqdn-1", true},
-		{"an FQDN slice", "fqdn-2", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			objs := base()
-			c := startController(t, newFakeCluster(objs...), Options{})
-			var s *discoveryv1.EndpointSlice
-			for _, o := range objs {
-				if sl, ok := o.(*discoveryv1.EndpointSlice); ok && sl.Name == tt.slice {
-					s = sl.DeepCopy()
-				}
-			}
-			s.Endpoints[0].Conditions.Ready = ptr(false)
-			svc := types.NamespacedName{Namespace: "ns", Name: s.Labels[discoveryv1.LabelServiceName]}
-			// What the slice handler does, with the decision in view.
-			c.mu.Lock()
-			c.onSlice(types.NamespacedName{Namespace: "ns", Name: tt.slice}, newSliceInfo(s))
-			_, patched := c.dirty.slices[svc]
-			c.flushLocked()
-			c.mu.Unlock()
-			if patched != tt.patched {
-				t.Errorf("patched = %v, want %v", patched, tt.patched)
-			}
-			want := dump(t, startController(t, newFakeCluster(replaceSlice(objs, s)...), Options{}))
-			waitDump(t, c, want, "after the flip, the registry (want: a fresh one's)")
-		})
-	}
 }
 
 // The mapping of Istio's registry (checked with the oracle, see

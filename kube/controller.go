@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,13 +27,12 @@ import (
 //
 // # Concurrency
 //
-// Every informer event, and every HandleWorkload call, updates the
-// controller's objects and converts what it changed while holding mu, so
-// each conversion sees one consistent view of the cluster and the store
-// receives changes in the order they were made. The store never calls a
-// handler synchronously (each subscription has its own queue), so holding
-// mu while writing to it cannot deadlock with a handler that queries the
-// controller.
+// One goroutine, Run's, does all the controller's work: the informers'
+// handlers and HandleWorkload only record the objects that changed in an
+// inbox and wake it. It applies what changed to its view of the cluster,
+// converts what that affects, and writes the results to the store, which
+// publishes them (each subscription has its own queue, so no handler runs
+// on this goroutine).
 type Controller struct {
 	*store.Reader
 
@@ -46,32 +44,32 @@ type Controller struct {
 
 	informers []informer
 	started   atomic.Bool
+	in        *inbox
+	// network is the cluster's network as the worker last decided it,
+	// for Network.
+	network atomic.Pointer[model.NetworkID]
 
-	// mu guards objs (with the memos in its pods), dirty, primed, net,
-	// portMaps, svcMemo, scratch and recomputed.
-	mu   sync.Mutex
-	objs *objects
+	// What follows is the worker's alone.
+
+	cl *cluster
 	// dirty holds what must be converted again at the next flush.
 	dirty dirtySet
 	// primed is set once the informers have delivered their initial
-	// lists; until then changes accumulate in dirty, and are converted
-	// all at once.
-	primed bool
+	// lists and those are converted; prepared once the services' and
+	// slices' lists are in and the services converted (see prepare).
+	primed, prepared bool
 	// net decides networks; its cluster network follows the system
 	// namespace's label when Options.Network is "".
 	net networkEnv
 	// portMaps interns the port maps of the workloads memoized in the
 	// pods (see Controller.podWorkload).
 	portMaps portMaps
-	// svcMemo memoizes each service's conversion; see
-	// Controller.convertService.
-	svcMemo map[types.NamespacedName]svcMemoEntry
-	// scratch holds the buffers of one service's endpoint computation,
-	// reused by the next: see Controller.serviceEndpoints.
-	scratch endpointScratch
-	// recomputed counts the services recomputed (syncService) once
-	// primed: tests tell a patch from a recomputation by it.
-	recomputed int
+	// svcs holds per service its conversion and endpoint memo.
+	svcs map[types.NamespacedName]*svcState
+	// work is the memory of the worker's endpoint computations.
+	work endpointWork
+	// spare is the emptied changes the inbox takes in turn.
+	spare changes
 }
 
 var _ registry.Registry = (*Controller)(nil)
@@ -93,16 +91,19 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 	}
 	st := store.New(model.ShardKey{Provider: model.Kubernetes, Cluster: opts.ClusterID})
 	c := &Controller{
-		Reader:  st.Reader(),
-		opts:    opts,
-		log:     opts.Logger.With("cluster", string(opts.ClusterID)),
-		store:   st,
-		nsSel:   sel,
-		objs:    newObjects(),
-		svcMemo: map[types.NamespacedName]svcMemoEntry{},
-		dirty:   newDirtySet(),
-		net:     networkEnv{cluster: opts.Network, ranges: newNetworkRanges(opts.NetworkCIDRs)},
+		Reader: st.Reader(),
+		opts:   opts,
+		log:    opts.Logger.With("cluster", string(opts.ClusterID)),
+		store:  st,
+		nsSel:  sel,
+		in:     newInbox(),
+		cl:     newCluster(),
+		dirty:  newDirtySet(),
+		net:    networkEnv{cluster: opts.Network, ranges: newNetworkRanges(opts.NetworkCIDRs)},
+		svcs:   map[types.NamespacedName]*svcState{},
+		spare:  newChanges(),
 	}
+	c.network.Store(&c.net.cluster)
 	c.informers = c.newInformers(client)
 	return c, nil
 }
@@ -112,6 +113,12 @@ func (c *Controller) Provider() model.Provider { return model.Kubernetes }
 
 // Cluster returns the cluster ID.
 func (c *Controller) Cluster() model.ClusterID { return c.opts.ClusterID }
+
+// syncPoll is how often Run checks, until the initial lists are in,
+// whether the informers have delivered them. client-go's
+// WaitForCacheSync checks every 100ms, which would add up to a tenth of a
+// second to every start.
+const syncPoll = 5 * time.Millisecond
 
 // Run starts the informers, converts the initial state once they have
 // delivered their lists, marks the registry synced, and then converts
@@ -125,17 +132,79 @@ func (c *Controller) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	wait := runInformers(ctx, c.informers)
 	defer func() { cancel(); wait() }()
-	if !c.waitSynced(ctx) {
-		return nil // ctx ended first
+	poll := time.NewTicker(syncPoll)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.in.wake:
+		case <-poll.C:
+		}
+		if c.step() {
+			poll.Stop() // primed: the inbox's signal is enough
+		}
 	}
-	c.mu.Lock()
-	n := c.primeLocked()
-	c.store.MarkSynced()
-	c.objs.indexDeps() // before any change is handled
-	c.mu.Unlock()
-	c.log.Info("initial state converted", "conversions", n)
-	<-ctx.Done()
-	return nil
+}
+
+// step applies what the inbox holds and converts what it affects; until
+// the informers have delivered their lists it only applies them, and
+// converts the initial state once they have (see prime). It returns true
+// at the step that primed the controller.
+func (c *Controller) step() (primedNow bool) {
+	synced := !c.primed && c.informersSynced()
+	ch := c.in.take(c.spare)
+	defer c.in.done()
+	c.apply(ch)
+	c.spare = emptied(ch)
+	switch {
+	case synced:
+		n := c.prime()
+		c.store.MarkSynced()
+		c.log.Info("initial state converted", "conversions", n)
+		return true
+	case c.primed:
+		c.flush()
+	case !c.prepared && c.informerSynced(servicesInformer) && c.informerSynced(endpointSlicesInformer):
+		c.prepare()
+	}
+	return false
+}
+
+// informersSynced reports whether every informer has delivered its list
+// (to its handler, so the list is in the inbox or applied).
+func (c *Controller) informersSynced() bool {
+	return !slices.ContainsFunc(c.informers, func(in informer) bool { return !in.ctrl.HasSynced() })
+}
+
+// informerSynced reports whether the named informer has delivered its
+// list.
+func (c *Controller) informerSynced(name string) bool {
+	i := slices.IndexFunc(c.informers, func(in informer) bool { return in.name == name })
+	return i >= 0 && c.informers[i].ctrl.HasSynced()
+}
+
+// Settled reports whether every change received so far is applied and
+// its events delivered to the subscribers. The aggregate waits for it
+// before it reports synced, so that WorkloadEntries handed in through
+// HandleWorkload are in.
+func (c *Controller) Settled() bool { return c.in.idle() && c.Idle() }
+
+// Network returns the cluster's network: Options.Network, else the
+// topology.istio.io/network label of the system namespace; "" when
+// neither is set. The controller's Services select another cluster's
+// WorkloadEntry only when the entry is on no network or on this one.
+func (c *Controller) Network() model.NetworkID { return *c.network.Load() }
+
+// setClusterNetwork records a new cluster network (the system
+// namespace's label). Every service's memo goes: their endpoints' network
+// may change.
+func (c *Controller) setClusterNetwork(n model.NetworkID) {
+	c.net.cluster = n
+	c.network.Store(&n)
+	for _, st := range c.svcs {
+		st.memo = endpointMemo{}
+	}
 }
 
 // HandleWorkload takes in a WorkloadEntry instance from outside (the
@@ -145,7 +214,8 @@ func (c *Controller) Run(ctx context.Context) error {
 // Service selects an entry of its own namespace whose labels match its
 // selector; the entry's endpoints join the Service's endpoints in this
 // cluster's shard, beside any slice endpoint at the same address. Safe
-// for concurrent use, before or during Run.
+// for concurrent use, before or during Run; it never waits for the
+// controller's work.
 func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
 	w := ev.Workload()
 	if w == nil || w.Kind != model.KindWorkloadEntry {
@@ -156,29 +226,19 @@ func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
 	if ev.Type == model.EventDelete {
 		cur = nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.objs.setEntry(key, cur)
-	for name := range c.objs.servicesByNS[key.Namespace] {
-		svcKey := types.NamespacedName{Namespace: key.Namespace, Name: name}
-		sel := c.objs.services[svcKey].Spec.Selector
-		if (old != nil && len(sel) > 0 && model.SelectorMatches(sel, old.Endpoint.Labels)) ||
-			(cur != nil && len(sel) > 0 && model.SelectorMatches(sel, cur.Endpoint.Labels)) {
-			c.markService(svcKey)
-		}
-	}
-	c.flushLocked()
+	c.in.put(func(ch *changes) { ch.entries[key] = cur })
 }
 
-// handle adapts a typed change function to an informer event handler:
-// set receives the object's key and the object, or nil on delete.
-// Tombstones are unwrapped; objects of other types are ignored.
+// handle adapts an informer's events of one kind to the inbox: pending
+// receives the inbox's map of that kind, into which the object's key is
+// put with the object, or nil on delete. Tombstones are unwrapped;
+// objects of other types are ignored.
 func handle[T interface {
 	*corev1.Service | *sliceInfo | *podInfo | *corev1.Node | *corev1.Namespace
 	GetNamespace() string
 	GetName() string
-}](c *Controller, set func(key types.NamespacedName, obj T)) cache.ResourceEventHandler {
-	apply := func(obj any, deleted bool) {
+}](c *Controller, pending func(ch *changes) map[types.NamespacedName]T) cache.ResourceEventHandler {
+	put := func(obj any, deleted bool) {
 		o, ok := unwrap[T](obj)
 		if !ok {
 			return
@@ -188,51 +248,11 @@ func handle[T interface {
 			var none T
 			o = none
 		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		set(key, o)
-		c.flushLocked()
+		c.in.put(func(ch *changes) { pending(ch)[key] = o })
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { apply(obj, false) },
-		UpdateFunc: func(_, obj any) { apply(obj, false) },
-		DeleteFunc: func(obj any) { apply(obj, true) },
-	}
-}
-
-// syncPoll is how often Run checks whether the informers have delivered
-// their lists. client-go's WaitForCacheSync checks every 100ms, which
-// would add up to a tenth of a second to every start.
-const syncPoll = 5 * time.Millisecond
-
-// waitSynced waits until every informer has delivered its list, or ctx
-// ends (false). When the services' and the slices' lists are in while
-// another is not (in a large cluster the pods' list, which takes the
-// longest), it does once what of the initial conversion needs neither
-// pods nor nodes (prepareLocked), beside the lists still coming rather
-// than after them.
-func (c *Controller) waitSynced(ctx context.Context) bool {
-	synced := func(name string) bool {
-		i := slices.IndexFunc(c.informers, func(in informer) bool { return in.name == name })
-		return i >= 0 && c.informers[i].ctrl.HasSynced()
-	}
-	prepared := false
-	t := time.NewTicker(syncPoll)
-	defer t.Stop()
-	for {
-		if !slices.ContainsFunc(c.informers, func(in informer) bool { return !in.ctrl.HasSynced() }) {
-			return true
-		}
-		if !prepared && synced(servicesInformer) && synced(endpointSlicesInformer) {
-			prepared = true
-			c.mu.Lock()
-			c.prepareLocked()
-			c.mu.Unlock()
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-		}
+		AddFunc:    func(obj any) { put(obj, false) },
+		UpdateFunc: func(_, obj any) { put(obj, false) },
+		DeleteFunc: func(obj any) { put(obj, true) },
 	}
 }

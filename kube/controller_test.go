@@ -252,6 +252,8 @@ func TestControllerWorkloadEntries(t *testing.T) {
 		Endpoint: model.Endpoint{Addresses: []netip.Addr{netip.MustParseAddr("192.168.0.5")}, Labels: map[string]string{"app": "a"},
 			Cluster: "", Network: "vm-net", WorkloadKind: model.KindWorkloadEntry, WorkloadNamespace: "default", WorkloadName: "vm"}}
 	c.HandleWorkload(registry.WorkloadEvent{Type: model.EventAdd, Current: we})
+	// The worker applies it: Settled says when.
+	waitFor(t, "the entry applied", c.Settled)
 	eps := c.Endpoints(skey("default", "a"), registry.EndpointQuery{})
 	if len(eps) != 3 {
 		t.Fatalf("got %d endpoints, want 3:\n%s", len(eps), dump(t, c))
@@ -276,11 +278,13 @@ func TestControllerWorkloadEntries(t *testing.T) {
 	we2 := we.DeepCopy()
 	we2.Endpoint.Labels = map[string]string{"app": "b"}
 	c.HandleWorkload(registry.WorkloadEvent{Type: model.EventUpdate, Previous: we, Current: we2})
+	waitFor(t, "the relabel applied", c.Settled)
 	if n := len(c.Endpoints(skey("default", "a"), registry.EndpointQuery{})); n != 0 {
 		t.Errorf("relabelled entry still selected: %d", n)
 	}
 	c.HandleWorkload(registry.WorkloadEvent{Type: model.EventUpdate, Previous: we2, Current: we})
 	c.HandleWorkload(registry.WorkloadEvent{Type: model.EventDelete, Previous: we})
+	waitFor(t, "the delete applied", c.Settled)
 	if n := len(c.Endpoints(skey("default", "a"), registry.EndpointQuery{})); n != 0 {
 		t.Errorf("deleted entry still selected: %d", n)
 	}

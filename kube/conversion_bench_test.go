@@ -82,7 +82,9 @@ func BenchmarkSliceToEndpoints(b *testing.B) {
 		var eps []*model.Endpoint
 		for i := range ses {
 			meta := podEndpoint(info, env)
-			eps = appendSliceEndpoints(eps, svc, &ses[i], &meta, endpointHealth(ses[i].conditions, false), nil)
+			out := column{eps: make([]*model.Endpoint, len(svc.Ports)), n: 1}
+			sliceEndpoints(out, svc, &ses[i], &meta, endpointHealth(ses[i].conditions, false), column{})
+			eps = append(eps, out.eps...)
 		}
 		if len(eps) != 200 {
 			b.Fatalf("%d endpoints", len(eps))

@@ -4,60 +4,55 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/cache"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // LoadUnstarted hands objs to a controller that has not run, as its
-// informers' initial lists would: each object through its informer's
-// transform to its handler. For benchmarks of the initial conversion
-// (Prime) without informers.
+// informers' initial lists would, each object through its informer's
+// transform, and applies them as the worker does before the initial
+// conversion. For benchmarks of the initial conversion (Prime) without
+// informers.
 func LoadUnstarted(c *Controller, objs []runtime.Object) error {
-	type kind struct {
-		strip   cache.TransformFunc
-		handler cache.ResourceEventHandler
-	}
-	var (
-		services   = kind{stripService, handle(c, c.onService)}
-		slices     = kind{stripSlice, handle(c, c.onSlice)}
-		pods       = kind{stripPod, handle(c, c.onPod)}
-		nodes      = kind{stripNode, handle(c, c.onNode)}
-		namespaces = kind{stripNamespace, handle(c, c.onNamespace)}
-	)
 	for _, o := range objs {
-		var k kind
-		switch o.(type) {
+		m, ok := o.(interface {
+			GetNamespace() string
+			GetName() string
+		})
+		if !ok {
+			continue
+		}
+		key := types.NamespacedName{Namespace: m.GetNamespace(), Name: m.GetName()}
+		var put func(ch *changes)
+		switch o := o.(type) {
 		case *corev1.Service:
-			k = services
+			s, _ := stripService(o)
+			put = func(ch *changes) { ch.services[key] = s.(*corev1.Service) }
 		case *discoveryv1.EndpointSlice:
-			k = slices
+			put = func(ch *changes) { ch.slices[key] = newSliceInfo(o) }
 		case *corev1.Pod:
-			k = pods
+			put = func(ch *changes) { ch.pods[key] = newPodInfo(o) }
 		case *corev1.Node:
-			k = nodes
+			n, _ := stripNode(o)
+			put = func(ch *changes) { ch.nodes[key] = n.(*corev1.Node) }
 		case *corev1.Namespace:
-			k = namespaces
+			n, _ := stripNamespace(o)
+			put = func(ch *changes) { ch.namespaces[key] = n.(*corev1.Namespace) }
 		default:
 			continue
 		}
-		s, err := k.strip(o)
-		if err != nil {
-			return err
-		}
-		k.handler.OnAdd(s, true)
+		c.in.put(put)
 	}
+	c.apply(c.in.take(c.spare))
+	c.in.done()
 	return nil
 }
 
 // Prime runs the initial conversion of what LoadUnstarted loaded, as Run
 // does once the informers have synced, up to marking the registry
-// synced, and returns the number of conversions. What Run does next
-// (the index of dependencies) is left to finish.
+// synced, and returns the number of conversions; finish does what is
+// left (nothing, today).
 func Prime(c *Controller) (n int, finish func()) {
-	c.mu.Lock()
-	n = c.primeLocked()
+	n = c.prime()
 	c.store.MarkSynced()
-	return n, func() {
-		c.objs.indexDeps()
-		c.mu.Unlock()
-	}
+	return n, func() {}
 }

@@ -9,6 +9,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -65,8 +66,8 @@ func listWatch[L runtime.Object](client kubernetes.Interface, list func(context.
 	}, client)
 }
 
-// The informers' names, by which waitSynced finds the lists it prepares
-// the conversion from.
+// The informers' names, by which step finds the lists it prepares the
+// initial conversion from.
 const (
 	servicesInformer       = "services"
 	endpointSlicesInformer = "endpointslices"
@@ -81,14 +82,14 @@ func (c *Controller) newInformers(client kubernetes.Interface) []informer {
 	resync := c.opts.ResyncPeriod
 	return []informer{
 		newInformer(servicesInformer, listWatch(client, core.Services("").List, core.Services("").Watch),
-			&corev1.Service{}, resync, stripService, handle(c, c.onService)),
+			&corev1.Service{}, resync, stripService, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Service { return ch.services })),
 		newInformer(endpointSlicesInformer, listWatch(client, disc.EndpointSlices("").List, disc.EndpointSlices("").Watch),
-			&discoveryv1.EndpointSlice{}, resync, stripSlice, handle(c, c.onSlice)),
+			&discoveryv1.EndpointSlice{}, resync, stripSlice, handle(c, func(ch *changes) map[types.NamespacedName]*sliceInfo { return ch.slices })),
 		newInformer(podsInformer, listWatch(client, core.Pods("").List, core.Pods("").Watch),
-			&corev1.Pod{}, resync, stripPod, handle(c, c.onPod)),
+			&corev1.Pod{}, resync, stripPod, handle(c, func(ch *changes) map[types.NamespacedName]*podInfo { return ch.pods })),
 		newInformer(nodesInformer, listWatch(client, core.Nodes().List, core.Nodes().Watch),
-			&corev1.Node{}, resync, stripNode, handle(c, c.onNode)),
+			&corev1.Node{}, resync, stripNode, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Node { return ch.nodes })),
 		newInformer(namespacesInformer, listWatch(client, core.Namespaces().List, core.Namespaces().Watch),
-			&corev1.Namespace{}, resync, stripNamespace, handle(c, c.onNamespace)),
+			&corev1.Namespace{}, resync, stripNamespace, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Namespace { return ch.namespaces })),
 	}
 }

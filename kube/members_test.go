@@ -13,16 +13,15 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 )
 
-// TestMembershipPatchDecision checks which changes of a slice's
-// endpoints are patched (onSlice records a membership change and the
-// flush patches the service's list without recomputing it), which are
-// recorded but recomputed at the flush (what the patch cannot make as a
-// recomputation would), and which are never recorded. Either way the
-// registry then equals a fresh controller's over the changed objects.
-func TestMembershipPatchDecision(t *testing.T) {
+// TestSliceMembershipChanges changes slices in the ways a service's
+// endpoints can change: endpoints gained and lost, slices created and
+// deleted, endpoints pending their pod, dual-stack pods. After each the
+// registry equals a fresh controller's over the changed objects, and
+// still does after every pod's labels and then a node's zone change,
+// which reach the endpoints through the memos the change left.
+func TestSliceMembershipChanges(t *testing.T) {
 	dualStack := podObj("ns", "d", "10.0.0.4", "n2", map[string]string{"app": "d"})
 	dualStack.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.4"}, {IP: "fd00::4"}}
 	base := func() []runtime.Object {
@@ -54,93 +53,87 @@ func TestMembershipPatchDecision(t *testing.T) {
 		}
 		return e
 	}
-	const (
-		patched    = "patched"
-		recomputed = "recorded, then recomputed"
-		full       = "not recorded"
-	)
 	tests := []struct {
 		name  string
 		slice string
 		// change edits the slice; nil change deletes it, and a slice
 		// that base lacks is created.
 		change func(s *discoveryv1.EndpointSlice)
-		want   string
 	}{
 		{"an endpoint added, by targetRef", "one-1", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = append(s.Endpoints, ep("10.0.0.3", "c", true))
-		}, patched},
+		}},
 		{"an endpoint added first, not ready", "one-1", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = append([]discoveryv1.Endpoint{ep("10.0.0.4", "d", false)}, s.Endpoints...)
-		}, patched},
-		{"an endpoint removed", "one-1", func(s *discoveryv1.EndpointSlice) { s.Endpoints = s.Endpoints[:1] }, patched},
-		{"the last endpoint removed", "two-1", func(s *discoveryv1.EndpointSlice) { s.Endpoints = nil }, patched},
+		}},
+		{"an endpoint removed", "one-1", func(s *discoveryv1.EndpointSlice) { s.Endpoints = s.Endpoints[:1] }},
+		{"the last endpoint removed", "two-1", func(s *discoveryv1.EndpointSlice) { s.Endpoints = nil }},
 		{"an endpoint without a targetRef added at a pod's IP", "one-1", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = append(s.Endpoints, ep("10.0.0.3", "", true))
-		}, patched},
+		}},
 		{"an endpoint without a targetRef added at no pod's IP", "one-1", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = append(s.Endpoints, ep("10.0.7.7", "", true))
-		}, patched},
-		{"an endpoint without a targetRef removed", "two-2", func(s *discoveryv1.EndpointSlice) { s.Endpoints = s.Endpoints[:1] }, patched},
+		}},
+		{"an endpoint without a targetRef removed", "two-2", func(s *discoveryv1.EndpointSlice) { s.Endpoints = s.Endpoints[:1] }},
 		{"an endpoint added at another address than its pod's", "one-1", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = append(s.Endpoints, ep("10.0.1.3", "c", true))
-		}, patched},
+		}},
 		{"one added, one removed, one flipped", "one-1", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = []discoveryv1.Endpoint{ep("10.0.0.4", "d", true), ep("10.0.0.2", "b", false)}
-		}, patched},
+		}},
 		{"a pod moving to another address", "one-1", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = []discoveryv1.Endpoint{ep("10.0.1.1", "a", true), ep("10.0.0.2", "b", true)}
-		}, patched},
+		}},
 		{"a slice created", "one-2", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = []discoveryv1.Endpoint{ep("10.0.0.3", "c", true)}
-		}, patched},
-		{"a slice deleted", "two-2", nil, patched},
-		{"an empty slice created", "one-2", func(*discoveryv1.EndpointSlice) {}, patched},
-		{"an empty slice of a missing service created", "gone-1", func(*discoveryv1.EndpointSlice) {}, recomputed},
+		}},
+		{"a slice deleted", "two-2", nil},
+		{"an empty slice created", "one-2", func(*discoveryv1.EndpointSlice) {}},
+		{"an empty slice of a missing service created", "gone-1", func(*discoveryv1.EndpointSlice) {}},
 		{"a slice of a missing service gaining an endpoint", "gone-2", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = append(s.Endpoints, ep("10.0.0.3", "c", true))
-		}, recomputed},
+		}},
 		{"an endpoint of a pod not known yet added", "one-1", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = append(s.Endpoints, ep("10.0.0.8", "ghost", true))
-		}, recomputed},
-		{"an endpoint pending its pod removed", "pending-1", func(s *discoveryv1.EndpointSlice) { s.Endpoints = s.Endpoints[:1] }, recomputed},
-		{"an endpoint pending its pod removed, on no port of the service", "unserved-1", func(s *discoveryv1.EndpointSlice) { s.Endpoints = s.Endpoints[:1] }, recomputed},
+		}},
+		{"an endpoint pending its pod removed", "pending-1", func(s *discoveryv1.EndpointSlice) { s.Endpoints = s.Endpoints[:1] }},
+		{"an endpoint pending its pod removed, on no port of the service", "unserved-1", func(s *discoveryv1.EndpointSlice) { s.Endpoints = s.Endpoints[:1] }},
 		{"an endpoint on no port of the service added", "unserved-1", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = append(s.Endpoints, ep("10.0.0.2", "b", true))
-		}, patched},
+		}},
 		{"an address the service's other slice lists added", "two-2", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = append(s.Endpoints, ep("10.0.0.1", "", true))
-		}, recomputed},
+		}},
 		{"a pod the service's other slice names added at another address", "two-2", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = append(s.Endpoints, ep("10.0.1.1", "a", true))
-		}, recomputed},
+		}},
 		{"an address added twice", "one-1", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = append(s.Endpoints, ep("10.0.0.3", "c", true), ep("10.0.0.3", "c", true))
-		}, recomputed},
+		}},
 		{"another pod at an address", "one-1", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints[1] = ep("10.0.0.2", "c", true)
-		}, full},
-		{"another node at an address", "one-1", func(s *discoveryv1.EndpointSlice) { s.Endpoints[1].NodeName = ptr("n2") }, full},
+		}},
+		{"another node at an address", "one-1", func(s *discoveryv1.EndpointSlice) { s.Endpoints[1].NodeName = ptr("n2") }},
 		{"a port changed with an endpoint added", "one-1", func(s *discoveryv1.EndpointSlice) {
 			s.Ports[0].Port = ptr[int32](9999)
 			s.Endpoints = append(s.Endpoints, ep("10.0.0.3", "c", true))
-		}, full},
+		}},
 		{"an endpoint of two addresses added", "one-1", func(s *discoveryv1.EndpointSlice) {
 			e := ep("10.0.0.3", "c", true)
 			e.Addresses = append(e.Addresses, "10.0.0.33")
 			s.Endpoints = append(s.Endpoints, e)
-		}, full},
+		}},
 		{"a malformed address added", "one-1", func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = append(s.Endpoints, ep("10.0.0.x", "", true))
-		}, full},
-		{"a dual-stack pod's IPv4 slice emptied", "dual-4", func(s *discoveryv1.EndpointSlice) { s.Endpoints = nil }, full},
+		}},
+		{"a dual-stack pod's IPv4 slice emptied", "dual-4", func(s *discoveryv1.EndpointSlice) { s.Endpoints = nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			objs := base()
 			f := newFakeCluster(objs...)
 			c := startController(t, f, Options{})
-			svc := types.NamespacedName{Namespace: "ns", Name: strings.Split(tt.slice, "-")[0]}
+			svc := strings.Split(tt.slice, "-")[0]
 			var (
 				s       *discoveryv1.EndpointSlice
 				changed []runtime.Object
@@ -157,32 +150,21 @@ func TestMembershipPatchDecision(t *testing.T) {
 				changed = append(changed, o.DeepCopyObject())
 			}
 			if s == nil {
-				s = sliceObj("ns", tt.slice, svc.Name, discoveryv1.AddressTypeIPv4, 8080)
+				s = sliceObj("ns", tt.slice, svc, discoveryv1.AddressTypeIPv4, 8080)
 				tt.change(s)
 				changed = append(changed, s.DeepCopy())
 			}
-			var info *sliceInfo
-			if tt.change != nil {
-				info = newSliceInfo(s)
+			api := f.DiscoveryV1().EndpointSlices("ns")
+			var err error
+			switch _, getErr := api.Get(context.Background(), tt.slice, metav1.GetOptions{}); {
+			case tt.change == nil:
+				err = api.Delete(context.Background(), tt.slice, metav1.DeleteOptions{})
+			case getErr != nil:
+				_, err = api.Create(context.Background(), s, metav1.CreateOptions{})
+			default:
+				_, err = api.Update(context.Background(), s, metav1.UpdateOptions{})
 			}
-			// What the slice handler does, with the decisions in view.
-			c.mu.Lock()
-			before := c.recomputed
-			c.onSlice(types.NamespacedName{Namespace: "ns", Name: tt.slice}, info)
-			_, recorded := c.dirty.slices[svc]
-			c.flushLocked()
-			again := c.recomputed - before
-			c.mu.Unlock()
-			got := full
-			switch {
-			case recorded && again == 0:
-				got = patched
-			case recorded:
-				got = recomputed
-			}
-			if got != tt.want {
-				t.Errorf("%s (%d recomputed), want %s", got, again, tt.want)
-			}
+			mustNot(t, err)
 			want := dump(t, startController(t, newFakeCluster(changed...), Options{}))
 			waitDump(t, c, want, "after the change, the registry (want: a fresh one's)")
 
@@ -204,7 +186,7 @@ func TestMembershipPatchDecision(t *testing.T) {
 					changed[i] = nodeObj("n2", "r", "z3")
 				}
 			}
-			_, err := f.CoreV1().Nodes().Update(ctx, nodeObj("n2", "r", "z3"), metav1.UpdateOptions{})
+			_, err = f.CoreV1().Nodes().Update(ctx, nodeObj("n2", "r", "z3"), metav1.UpdateOptions{})
 			mustNot(t, err)
 			want = dump(t, startController(t, newFakeCluster(changed...), Options{}))
 			waitDump(t, c, want, "after the change, the pods' labels and a node's zone, the registry (want: a fresh one's)")
@@ -212,8 +194,8 @@ func TestMembershipPatchDecision(t *testing.T) {
 	}
 }
 
-// TestRandomMembershipPatchesMatchRecompute is a property of the
-// membership patch: after each step of random histories of slices
+// TestRandomSliceChangesMatchFresh is a property of the endpoint
+// memos: after each step of random histories of slices
 // gaining, losing and replacing endpoints, slices created and deleted,
 // readiness flips, pods' labels changing and pods coming and going, the
 // registry equals a fresh
@@ -222,7 +204,7 @@ func TestMembershipPatchDecision(t *testing.T) {
 // a targetRef, and naming pods not known yet, in services of one and two
 // ports and of up to three slices; an address or a pod may be listed by
 // two slices. Each failure names its seed and the history up to it.
-func TestRandomMembershipPatchesMatchRecompute(t *testing.T) {
+func TestRandomSliceChangesMatchFresh(t *testing.T) {
 	const (
 		seeds = 16
 		steps = 10

@@ -18,12 +18,12 @@ import (
 	"github.com/meshreg/meshreg/registry"
 )
 
-// TestPodPatch changes pods in ways that keep which endpoints they back
-// (labels, service account, phase: the endpoints are patched) and in ways
-// that do not (IP, node: the service is recomputed). After each change
-// the registry equals a fresh controller's over the same objects, and
-// the endpoints of pods that did not change keep their identity.
-func TestPodPatch(t *testing.T) {
+// TestPodChanges changes pods in ways that keep which endpoints they back
+// (labels, service account, phase) and in ways that do not (IP, node).
+// After each change the registry equals a fresh controller's over the
+// same objects, and the endpoints of pods that did not change keep their
+// identity (the memo kept them).
+func TestPodChanges(t *testing.T) {
 	base := func() []runtime.Object {
 		return []runtime.Object{
 			nodeObj("n1", "r", "z1"), nodeObj("n2", "r", "z2"),
@@ -105,9 +105,9 @@ func TestPodPatch(t *testing.T) {
 }
 
 // TestNamespaceSelectedLater: a service's address-only endpoint takes its
-// metadata from the live pod holding the address, whatever the pod's
-// namespace. When that namespace enters the selection after the pod
-// arrived, the service of the other namespace is recomputed too.
+// metadata from a Ready pod of its namespace holding the address. When
+// the namespace enters the selection after the objects arrived, the
+// service appears with the pod's metadata.
 func TestNamespaceSelectedLater(t *testing.T) {
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"mesh": "on"}}
 	objs := func(podNSSelected bool) []runtime.Object {
@@ -116,35 +116,31 @@ func TestNamespaceSelectedLater(t *testing.T) {
 			labels["mesh"] = "on"
 		}
 		return []runtime.Object{
-			nsObj("svc-ns", map[string]string{"mesh": "on"}),
-			nsObj("pod-ns", labels),
+			nsObj("app", labels),
 			nodeObj("n1", "r", "z1"),
-			svcObj("svc-ns", "web", "10.96.0.1", nil, svcPort("http", 80)),
-			sliceObj("svc-ns", "web-1", "web", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", ready: true}),
-			podObj("pod-ns", "p", "10.0.0.1", "n1", map[string]string{"app": "p"}),
+			svcObj("app", "web", "10.96.0.1", nil, svcPort("http", 80)),
+			sliceObj("app", "web-1", "web", discoveryv1.AddressTypeIPv4, 8080, sliceEP{addr: "10.0.0.1", ready: true}),
+			podObj("app", "p", "10.0.0.1", "n1", map[string]string{"app": "p"}),
 		}
 	}
 	f := newFakeCluster(objs(false)...)
 	c := startController(t, f, Options{NamespaceSelector: sel})
 	want := dump(t, startController(t, newFakeCluster(objs(true)...), Options{NamespaceSelector: sel}))
 	if dump(t, c) == want {
-		t.Fatal("the pod's namespace being selected or not makes no difference: the test shows nothing")
+		t.Fatal("the namespace being selected or not makes no difference: the test shows nothing")
 	}
-	_, err := f.CoreV1().Namespaces().Update(context.Background(), nsObj("pod-ns", map[string]string{"mesh": "on"}), metav1.UpdateOptions{})
+	_, err := f.CoreV1().Namespaces().Update(context.Background(), nsObj("app", map[string]string{"mesh": "on"}), metav1.UpdateOptions{})
 	mustNot(t, err)
-	waitDump(t, c, want, "after the pod's namespace was selected, the registry (want: a fresh one's)")
+	waitDump(t, c, want, "after the namespace was selected, the registry (want: a fresh one's)")
 }
 
-// TestRandomPatchesMatchRecompute is a property of the two patch paths
-// (a pod's metadata, a slice's conditions): after random histories of
-// such changes, each patched rather than recomputed, the registry equals
-// a fresh controller's over the final objects. The worlds mix endpoints
-// at their pod's IP, at another address with the pod's targetRef (which
-// patchService cannot find by the pod's IPs) and without a targetRef,
-// in services of one and of two ports and of one and two slices (an
-// address in both is patched by no readiness flip). Each failure names
-// its seed.
-func TestRandomPatchesMatchRecompute(t *testing.T) {
+// TestRandomPodChangesMatchFresh is a property of the endpoint memos:
+// after random histories of pods' metadata and slices' conditions
+// changing, the registry equals a fresh controller's over the final
+// objects. The worlds mix endpoints at their pod's IP, at another address
+// with the pod's targetRef and without a targetRef, in services of one
+// and of two ports and of one and two slices. Each failure names its seed.
+func TestRandomPodChangesMatchFresh(t *testing.T) {
 	const seeds = 24
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {

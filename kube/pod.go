@@ -31,10 +31,9 @@ type podInfo struct {
 	ports []namedPort
 
 	// memo is the pod's workload (Controller.podWorkload), kept with the
-	// object it was computed from. It is guarded by the Controller's
-	// mutex (the initial conversion's workers write it for the goroutine
-	// holding the mutex, one worker per pod); client-go reads only the
-	// object's metadata.
+	// object it was computed from. The controller's worker owns it (the
+	// initial conversion's goroutines write it for the worker, one
+	// goroutine per pod); client-go reads only the object's metadata.
 	memo podMemo
 }
 

@@ -27,8 +27,8 @@ type podMemo struct {
 // lives in the pod object (the informer hands a new object for every
 // change) and is reused for the same node object (onNode keeps the old
 // object when the labels did not change) and the same network. It goes
-// with its pod object, or when the pod yields no workload. c.mu must be
-// held.
+// with its pod object, or when the pod yields no workload. It runs on
+// the worker.
 func (c *Controller) podWorkload(pod *podInfo) (*model.WorkloadInstance, error) {
 	if w := c.currentMemo(pod); w != nil {
 		return w, nil
@@ -39,29 +39,29 @@ func (c *Controller) podWorkload(pod *podInfo) (*model.WorkloadInstance, error) 
 
 // memoize records podInstance's result for a pod as its memoized
 // workload, with the shared port map, and returns it; an error leaves
-// the pod without a memo. c.mu must be held.
+// the pod without a memo. It runs on the worker.
 func (c *Controller) memoize(pod *podInfo, w *model.WorkloadInstance, err error) (*model.WorkloadInstance, error) {
 	c.dropPodMemo(pod)
 	if err != nil {
 		return nil, err
 	}
 	w.PortMap = c.portMaps.acquire(pod) // w is not shared yet
-	pod.memo = podMemo{node: c.objs.nodes[pod.nodeName], network: c.net.cluster, w: w}
+	pod.memo = podMemo{node: c.cl.nodes[pod.nodeName], network: c.net.cluster, w: w}
 	return w, nil
 }
 
 // currentMemo returns the pod's memoized workload if it was computed for
-// the pod's current node object and network, else nil. c.mu must be
-// held.
+// the pod's current node object and network, else nil. It runs on
+// the worker.
 func (c *Controller) currentMemo(pod *podInfo) *model.WorkloadInstance {
-	if m := &pod.memo; m.w != nil && m.node == c.objs.nodes[pod.nodeName] && m.network == c.net.cluster {
+	if m := &pod.memo; m.w != nil && m.node == c.cl.nodes[pod.nodeName] && m.network == c.net.cluster {
 		return m.w
 	}
 	return nil
 }
 
-// dropPodMemo forgets a pod object's memoized workload. c.mu must be
-// held.
+// dropPodMemo forgets a pod object's memoized workload. It runs on
+// the worker.
 func (c *Controller) dropPodMemo(pod *podInfo) {
 	if pod.memo.w != nil {
 		c.portMaps.release(pod)
@@ -74,7 +74,7 @@ func (c *Controller) dropPodMemo(pod *podInfo) {
 // yet, or terminal) but is named by a slice, podEndpoint computed afresh.
 // With memoize false, a memo that is not current is neither used nor
 // replaced: the result is computed afresh. The result is shared: read
-// it, do not change it. c.mu must be held.
+// it, do not change it. It runs on the worker.
 func (c *Controller) podEndpoint(pod *podInfo, memoize bool) *model.Endpoint {
 	if memoize {
 		if w, err := c.podWorkload(pod); err == nil {

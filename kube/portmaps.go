@@ -7,8 +7,8 @@ import "encoding/binary"
 // can share one immutable map instead of holding a copy each (a small map
 // costs about 250 bytes). Each map is counted by the pod memos
 // (podMemo) whose workload holds it, and goes with the last of them.
-// Not safe for concurrent use: the Controller guards it with its mutex,
-// and the initial conversion's workers with one more (memoizePods).
+// Not safe for concurrent use: the Controller's worker owns it, and the
+// initial conversion's goroutines share it under a mutex (memoizePods).
 type portMaps struct {
 	m map[string]*portMapRef
 }

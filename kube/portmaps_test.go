@@ -53,9 +53,9 @@ func TestPortMapsShared(t *testing.T) {
 	if ws["d"].PortMap != nil {
 		t.Errorf("port map of a pod without valid ports = %v, want nil", ws["d"].PortMap)
 	}
+	// The worker's table, read once its results are in the store (whose
+	// lock orders the reads after its writes).
 	refs := func() map[string]int {
-		c.mu.Lock()
-		defer c.mu.Unlock()
 		out := map[string]int{}
 		for _, r := range c.portMaps.m {
 			out[r.key] = r.refs

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -14,6 +13,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -203,31 +203,27 @@ func TestPrepareBeforePods(t *testing.T) {
 			c, err := New(newFakeCluster(), opts)
 			mustNot(t, err)
 			mustNot(t, LoadUnstarted(c, early))
-			c.mu.Lock()
-			c.prepareLocked()
-			memos := len(c.svcMemo)
-			c.mu.Unlock()
-			if services, _ := c.Reader.SizeHint(); services == 0 || memos != services {
-				t.Fatalf("after the preparation: store sized for %d services, %d memos; want both the %d services", services, memos, len(c.objs.services))
+			c.prepare()
+			if services, _ := c.Reader.SizeHint(); services == 0 || len(c.svcs) != services {
+				t.Fatalf("after the preparation: store sized for %d services, %d conversions; want both the %d services", services, len(c.svcs), len(c.cl.services))
 			}
-			h := handle(c, c.onService)
-			for _, svc := range changed {
-				s, err := stripService(svc)
-				mustNot(t, err)
-				h.OnUpdate(nil, s)
-			}
-			s, err := stripService(added)
-			mustNot(t, err)
-			h.OnAdd(s, true)
-			s, err = stripService(gone[0])
-			mustNot(t, err)
-			h.OnDelete(s)
+			mustNot(t, LoadUnstarted(c, changedObjects(changed, added)))
+			c.onService(types.NamespacedName{Namespace: gone[0].Namespace, Name: gone[0].Name}, nil)
 			mustNot(t, LoadUnstarted(c, pods))
 			if got := prime(c); got != want {
 				t.Errorf("registry primed after the preparation differs from one primed without it (-without +with):\n%s", cmp.Diff(want, got))
 			}
 		})
 	}
+}
+
+// changedObjects lists services as objects.
+func changedObjects(svcs []*corev1.Service, more ...*corev1.Service) []runtime.Object {
+	var out []runtime.Object
+	for _, s := range append(slices.Clone(svcs), more...) {
+		out = append(out, s)
+	}
+	return out
 }
 
 // stubSync is an informer controller that has synced when told.
@@ -238,10 +234,10 @@ type stubSync struct {
 
 func (s *stubSync) HasSynced() bool { return s.synced.Load() }
 
-// TestWaitSyncedPrepares: waiting for the lists, the controller prepares
-// once the services' and the slices' are in and the pods' is not, and
-// returns when every list is in.
-func TestWaitSyncedPrepares(t *testing.T) {
+// TestStepPrepares: before the initial conversion, a step only applies
+// what came, and prepares once the services' and the slices' lists are
+// in while the pods' is not; the step that finds every list in primes.
+func TestStepPrepares(t *testing.T) {
 	early, pods := primeClusterSplit()
 	c, err := New(newFakeCluster(), Options{})
 	mustNot(t, err)
@@ -252,30 +248,19 @@ func TestWaitSyncedPrepares(t *testing.T) {
 		c.informers[i].ctrl = s
 	}
 	mustNot(t, LoadUnstarted(c, early))
-	done := make(chan bool, 1)
-	go func() { done <- c.waitSynced(context.Background()) }()
-	prepared := func() bool {
-		services, _ := c.Reader.SizeHint()
-		return services > 0
-	}
-
 	stubs["services"].synced.Store(true)
 	stubs["nodes"].synced.Store(true)
-	time.Sleep(5 * syncPoll) // polls with the slices' list not in
-	if prepared() {
-		t.Fatal("prepared before the slices' list was in")
+	if c.step() || c.prepared {
+		t.Fatal("prepared or primed before the slices' list was in")
 	}
 	stubs["endpointslices"].synced.Store(true)
-	waitFor(t, "the preparation, the pods' list not in", prepared)
-	select {
-	case <-done:
-		t.Fatal("waitSynced returned before every list was in")
-	default:
+	if c.step() || !c.prepared {
+		t.Fatal("not prepared with the services' and slices' lists in, or primed with the pods' not in")
 	}
 	mustNot(t, LoadUnstarted(c, pods))
 	stubs["pods"].synced.Store(true)
 	stubs["namespaces"].synced.Store(true)
-	if !<-done {
-		t.Error("waitSynced = false with every list in")
+	if !c.step() || !c.primed || !c.HasSynced() {
+		t.Error("not primed and synced with every list in")
 	}
 }

@@ -38,6 +38,18 @@ type sliceInfo struct {
 	// are taken as naming no pod, so that no namespace lends identity to
 	// another's slices.
 	foreignRefs []foreignRef
+	// claims are the slice's addresses, one each, sorted: the address
+	// and the endpoint listing it (the first, for an address listed
+	// twice, as Istio reads it). mergeSlices merges the claims of a
+	// service's slices.
+	claims []sliceClaim
+}
+
+// sliceClaim is one address of a slice and the endpoint that lists it:
+// endpoints[ep].addrs[ai].
+type sliceClaim struct {
+	addr   netip.Addr
+	ep, ai int32
 }
 
 // foreignRef is a slice endpoint's targetRef to a pod of another
@@ -145,7 +157,35 @@ func newSliceInfo(s *discoveryv1.EndpointSlice) *sliceInfo {
 		e.nodeName = ptrOr(ep.NodeName)
 		e.conditions = newConditions(ep.Conditions)
 	}
+	out.claims = sliceClaims(out.endpoints, len(all))
 	return out
+}
+
+// sliceClaims returns the claims of a slice's endpoints, n addresses in
+// all: sorted by address, the first listing of an address kept.
+func sliceClaims(eps []sliceEndpointInfo, n int) []sliceClaim {
+	if n == 0 {
+		return nil
+	}
+	out := make([]sliceClaim, 0, n)
+	for i := range eps {
+		for j, a := range eps[i].addrs {
+			out = append(out, sliceClaim{addr: a, ep: int32(i), ai: int32(j)})
+		}
+	}
+	byAddr := func(a, b sliceClaim) int { return a.addr.Compare(b.addr) }
+	if !slices.IsSortedFunc(out, byAddr) {
+		// Stable: of the listings of one address the first stays first.
+		slices.SortStableFunc(out, byAddr)
+	}
+	return slices.CompactFunc(out, func(a, b sliceClaim) bool { return a.addr == b.addr })
+}
+
+// address returns a claim's address as a slice of the endpoint's own
+// (immutable) array.
+func (s *sliceInfo) address(c sliceClaim) []netip.Addr {
+	addrs := s.endpoints[c.ep].addrs
+	return addrs[c.ai : c.ai+1 : c.ai+1]
 }
 
 // portNumbers are a slice's port numbers by name, sorted by name, one

@@ -104,8 +104,10 @@ func TestTransformsKeepWhatConversionReads(t *testing.T) {
 		badPorts:    []badPort{{name: "big", port: 70000}},
 		badAddrs:    []string{"bogus"},
 		foreignRefs: []foreignRef{{addr: "10.0.0.2", pod: types.NamespacedName{Namespace: "other", Name: "q"}}},
+		// The addresses, sorted, with the endpoints listing them.
+		claims: []sliceClaim{{addr: netip.MustParseAddr("10.0.0.1"), ep: 0}, {addr: netip.MustParseAddr("10.0.0.2"), ep: 1}},
 	}
-	if diff := cmp.Diff(wantSlice, si, cmp.AllowUnexported(sliceInfo{}, objectMeta{}, sliceEndpointInfo{}, conditions{}, badPort{}, portNumber{}, foreignRef{}),
+	if diff := cmp.Diff(wantSlice, si, cmp.AllowUnexported(sliceInfo{}, objectMeta{}, sliceEndpointInfo{}, conditions{}, badPort{}, portNumber{}, foreignRef{}, sliceClaim{}),
 		cmp.Comparer(func(a, b netip.Addr) bool { return a == b }), cmp.Comparer(func(a, b metav1.Time) bool { return a.Equal(&b) })); diff != "" {
 		t.Errorf("stripSlice (-want +got):\n%s", diff)
 	}

@@ -174,7 +174,7 @@ type ChurnResult struct {
 	// the sequential stream.
 	GCCycles int64 `json:"gc_cycles"`
 	// EventsPerSecond is the throughput of a burst of the same changes
-	// with up to BurstWindow outstanding.
+	// with up to BurstWindow outstanding, one per key.
 	EventsPerSecond float64 `json:"events_per_second"`
 	// Missed counts changes whose report did not arrive within the
 	// timeout; Stray counts reports that matched no change awaited.
@@ -217,24 +217,30 @@ func runChurn(ctx context.Context, w *writer, sys system, floor bool, stream []c
 	}
 	res.P50, res.P99, res.Max = int64(percentile(sq.lat, .5)), int64(percentile(sq.lat, .99)), int64(percentile(sq.lat, 1))
 
-	// Burst: the same stream, up to BurstWindow changes in flight.
+	// Burst: the same stream, up to BurstWindow changes in flight, of
+	// as many keys: a change waits while its key's report is awaited, so
+	// that each change has a report of its own (a registry may convert
+	// changes of one object that come together at once, and report the
+	// result once).
 	start := time.Now()
-	inflight, got := 0, 0
+	inflight, got := map[string]bool{}, 0
 	timeout := time.NewTimer(churnTimeout)
 	defer timeout.Stop()
 	for i := 0; got < len(stream); {
-		if i < len(stream) && inflight < BurstWindow {
+		if i < len(stream) && len(inflight) < BurstWindow && !inflight[stream[i].key(floor)] {
 			if err := w.apply(ctx, stream[i]); err != nil {
 				return res, fmt.Errorf("churn write %s/%s: %w", stream[i].ns, stream[i].name, err)
 			}
+			inflight[stream[i].key(floor)] = true
 			i++
-			inflight++
 			continue
 		}
 		select {
-		case <-seen:
-			got++
-			inflight--
+		case k := <-seen:
+			if inflight[k] {
+				delete(inflight, k)
+				got++
+			}
 			timeout.Reset(churnTimeout)
 		case <-timeout.C:
 			res.Missed += len(stream) - got

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/meshreg/meshreg/model"
 )
@@ -81,6 +79,21 @@ func TestMergeSlices(t *testing.T) {
 		want:      []want{{"10.0.0.2", "b", "v4", true}},
 		wantDiags: []string{"address type \"FQDN\" is not supported", "malformed address \"10.0.0.300\""},
 	}, {
+		name: "an address listed twice in a slice: the first listing",
+		slices: []*discoveryv1.EndpointSlice{
+			slice("s", 0, discoveryv1.AddressTypeIPv4, podEP("10.0.0.1", "a", false), podEP("10.0.0.2", "b", true), podEP("10.0.0.1", "c", true)),
+		},
+		want: []want{{"10.0.0.1", "a", "s", false}, {"10.0.0.2", "b", "s", true}},
+	}, {
+		name: "three slices, interleaved addresses, one in two of them",
+		slices: []*discoveryv1.EndpointSlice{
+			slice("s1", 0, discoveryv1.AddressTypeIPv4, podEP("10.0.0.5", "e", true), podEP("10.0.0.1", "a", true)),
+			slice("s2", 1, discoveryv1.AddressTypeIPv4, podEP("10.0.0.4", "d", true), podEP("10.0.0.2", "b", true)),
+			slice("s3", 2, discoveryv1.AddressTypeIPv4, podEP("10.0.0.3", "c", true), podEP("10.0.0.5", "e", false)),
+		},
+		want: []want{{"10.0.0.1", "a", "s1", true}, {"10.0.0.2", "b", "s2", true}, {"10.0.0.3", "c", "s3", true},
+			{"10.0.0.4", "d", "s2", true}, {"10.0.0.5", "e", "s3", false}},
+	}, {
 		name: "no targetRef: one endpoint per address",
 		slices: []*discoveryv1.EndpointSlice{
 			slice("s", 0, discoveryv1.AddressTypeIPv4, discoveryv1.Endpoint{Addresses: []string{"10.0.0.1", "10.0.0.2"}}),
@@ -137,102 +150,6 @@ func TestMergeSlices(t *testing.T) {
 	}
 }
 
-func TestSliceEndpoints(t *testing.T) {
-	svc := &model.Service{Ports: []model.Port{{Name: "http", Port: 80}, {Name: "grpc", Port: 90}}}
-	se := &sliceEndpoint{addresses: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, ports: portNumbers{{name: "http", num: 8080}, {name: "other", num: 1}}}
-	meta := &model.Endpoint{Cluster: "c1", Labels: map[string]string{"a": "b"}}
-	got := appendSliceEndpoints(nil, svc, se, meta, endpointState{health: model.Draining, serving: true}, nil)
-	if len(got) != 1 || got[0].Port != 8080 || got[0].ServicePortName != "http" || got[0].Health != model.Draining || got[0].Cluster != "c1" {
-		t.Errorf("appendSliceEndpoints = %+v", got)
-	}
-	if !slices.Equal(got[0].Addresses, se.addresses) || &got[0].Addresses[0] == &se.addresses[0] {
-		t.Errorf("addresses %v: want a copy of the merge's %v", got[0].Addresses, se.addresses)
-	}
-
-	// An equal endpoint in the previous list is reused; a changed one is
-	// not.
-	again := appendSliceEndpoints(nil, svc, se, meta, endpointState{health: model.Draining, serving: true}, reuserOf(got, svc))
-	if len(again) != 1 || again[0] != got[0] {
-		t.Errorf("unchanged endpoint not reused: %p vs %p", again[0], got[0])
-	}
-	changed := appendSliceEndpoints(nil, svc, se, meta, endpointState{health: model.Healthy, serving: true}, reuserOf(got, svc))
-	if len(changed) != 1 || changed[0] == got[0] || changed[0].Health != model.Healthy {
-		t.Errorf("changed endpoint reused: %+v", changed[0])
-	}
-
-	// With the pod's addresses in meta, those are kept.
-	podAddrs := []netip.Addr{netip.MustParseAddr("10.0.0.1")}
-	meta.Addresses = podAddrs
-	own := appendSliceEndpoints(nil, svc, se, meta, endpointState{health: model.Draining, serving: true}, nil)
-	if &own[0].Addresses[0] != &podAddrs[0] {
-		t.Error("the pod's addresses were copied")
-	}
-}
-
-// reuserOf returns a reuser over prev for svc's ports.
-func reuserOf(prev []*model.Endpoint, svc *model.Service) *endpointReuser {
-	var r endpointReuser
-	r.reset(prev, len(svc.Ports))
-	return &r
-}
-
-// TestEndpointReuser checks the reuser's cursors against a linear scan:
-// whatever the order of the lookups (ascending per port as
-// serviceEndpoints makes them, or not), it finds exactly the published
-// endpoint equal to the one looked up.
-func TestEndpointReuser(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	ports := []string{"grpc", "http"}
-	for round := range 200 {
-		var prev []*model.Endpoint
-		for _, name := range ports {
-			for i := range rng.IntN(30) {
-				if rng.IntN(4) == 0 {
-					continue // gaps
-				}
-				addr := netip.AddrFrom4([4]byte{10, 0, byte(i / 256), byte(i)})
-				for dup := range 1 + rng.IntN(2) { // equal keys, different values
-					prev = append(prev, &model.Endpoint{Addresses: []netip.Addr{addr}, ServicePortName: name, Port: 8080, Cluster: "c", Weight: uint32(dup)})
-				}
-			}
-		}
-		slices.SortStableFunc(prev, model.CompareEndpoints)
-		r := reuserOf(prev, &model.Service{Ports: []model.Port{{Name: ports[0]}, {Name: ports[1]}}})
-		var queries []*model.Endpoint
-		for _, name := range ports {
-			for i := range 32 {
-				queries = append(queries, &model.Endpoint{Addresses: []netip.Addr{netip.AddrFrom4([4]byte{10, 0, 0, byte(i)})}, ServicePortName: name, Port: 8080, Cluster: "c", Weight: uint32(rng.IntN(3))})
-			}
-		}
-		if round%2 == 1 {
-			rng.Shuffle(len(queries), func(i, j int) { queries[i], queries[j] = queries[j], queries[i] })
-		}
-		for _, q := range queries {
-			var want *model.Endpoint
-			for _, p := range prev {
-				if p.Equals(q) {
-					want = p
-					break
-				}
-			}
-			k := slices.Index(ports, q.ServicePortName)
-			if round%4 == 3 {
-				k = -1
-			}
-			if got := r.find(k, q); got != want {
-				t.Fatalf("round %d: find(%d, %v port %s weight %d) = %p, want %p", round, k, q.Addresses, q.ServicePortName, q.Weight, got, want)
-			}
-		}
-	}
-	var none *endpointReuser
-	if none.find(0, &model.Endpoint{}) != nil {
-		t.Error("a nil reuser found an endpoint")
-	}
-}
-
-// FuzzMergeSlices checks that any pair of slices merges without
-// panicking, independently of their order, into endpoints with valid,
-// family-ordered addresses.
 func FuzzMergeSlices(f *testing.F) {
 	f.Add("10.0.0.1", "a", "fd00::1", "a", "IPv4", "IPv6", int64(0), int64(0), true)
 	f.Add("10.0.0.1", "a", "10.0.0.1", "b", "IPv4", "IPv4", int64(1), int64(0), false)
@@ -274,49 +191,4 @@ func FuzzMergeSlices(f *testing.F) {
 			}
 		}
 	})
-}
-
-// TestServiceEndpointsInStoreOrder: the endpoints of a service come out of
-// serviceEndpoints already in the order the store keeps them
-// (model.CompareEndpoints: service port name, then address), whatever
-// the order the service declares its ports in, so that the store does
-// not sort them.
-func TestServiceEndpointsInStoreOrder(t *testing.T) {
-	tests := []struct {
-		name  string
-		ports []corev1.ServicePort
-	}{
-		{"one port", []corev1.ServicePort{svcPort("http", 80)}},
-		{"two ports, in name order", []corev1.ServicePort{svcPort("grpc", 90), svcPort("http", 80)}},
-		{"two ports, in reverse name order", []corev1.ServicePort{svcPort("http", 80), svcPort("grpc", 90)}},
-		{"three ports", []corev1.ServicePort{svcPort("tcp", 70), svcPort("http", 80), svcPort("admin", 90)}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := sliceObj("ns", "web-1", "web", discoveryv1.AddressTypeIPv4, 8080,
-				sliceEP{addr: "10.0.0.3", pod: "c", ready: true}, sliceEP{addr: "10.0.0.1", pod: "a", ready: true}, sliceEP{addr: "10.0.0.2", ready: false})
-			for _, p := range []string{"grpc", "tcp", "admin"} {
-				s.Ports = append(s.Ports, discoveryv1.EndpointPort{Name: ptr(p), Port: ptr[int32](9000)})
-			}
-			f := newFakeCluster(nodeObj("n1", "r", "z1"), svcObj("ns", "web", "10.96.0.1", nil, tt.ports...),
-				podObj("ns", "a", "10.0.0.1", "n1", nil), podObj("ns", "c", "10.0.0.3", "n1", nil), s)
-			c := startController(t, f, Options{})
-			c.mu.Lock()
-			key := types.NamespacedName{Namespace: "ns", Name: "web"}
-			svc, _ := c.convertService(key, c.objs.services[key])
-			var scratch endpointScratch
-			eps, _, _ := c.serviceEndpoints(key, svc, &scratch, false)
-			c.mu.Unlock()
-			if want := 3 * len(tt.ports); len(eps) != want {
-				t.Fatalf("%d endpoints, want %d", len(eps), want)
-			}
-			if !slices.IsSortedFunc(eps, model.CompareEndpoints) {
-				var got []string
-				for _, ep := range eps {
-					got = append(got, ep.ServicePortName+"/"+ep.Address())
-				}
-				t.Errorf("endpoints not in the store's order: %v", got)
-			}
-		})
-	}
 }

@@ -1,0 +1,306 @@
+package kube
+
+import (
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// A service's endpoints are computed in stages, one way for the initial
+// conversion and for every change:
+//
+//  1. mergeSlices: the service's slices, one sliceEndpoint per address (a
+//     dual-stack pod's two joined);
+//  2. per slice endpoint, its metadata: its targetRef pod's (the pod's
+//     memoized endpoint, see podEndpoint), a pod's lent by IP, or none;
+//     withheld while the targetRef pod is unknown;
+//  3. per slice endpoint and service port the slice serves, the model
+//     endpoint, with the health its conditions say (endpointHealth);
+//  4. the endpoints of the WorkloadEntries the service selects.
+//
+// Stages 2 and 3 are memoized per slice endpoint (endpointMemo): a slice
+// endpoint whose inputs are those of the previous computation (the same
+// fields, and a pod that did not change since) keeps its endpoints, the
+// very pointers, so a change costs a walk over the service's slice
+// endpoints, not their conversion, and consumers may compare pointers to
+// skip what did not change.
+
+// endpointMemo is a service's last endpoint computation: its merged
+// slice endpoints (in mergeSlices' order), per merged endpoint the pod
+// whose metadata its endpoints took (its targetRef pod or the pod that
+// lent its metadata by IP; nil for none, and for a pending one), and its
+// endpoints, one per service port (nil where it serves none): endpoint i
+// of port k at eps[k*len(merged)+i], so that each port's endpoints are
+// in one run, in address order; the WorkloadEntries' endpoints follow in
+// entries. A memo is valid for the service object it was computed for
+// (see svcState), and its computation owns its arrays: a change that
+// keeps the number of merged endpoints updates them in place.
+type endpointMemo struct {
+	merged  []mergedEndpoint
+	pods    []*podInfo
+	eps     []*model.Endpoint
+	entries []*model.Endpoint
+}
+
+// endpointWork is the memory one service's endpoint computation works
+// in, kept for the next one. Not safe for concurrent use.
+type endpointWork struct {
+	merger sliceMerger
+	slices []*sliceInfo
+	anon   model.Endpoint
+}
+
+// endpointEnv is what a computation reads besides the service and its
+// slices: the pods, and which of them changed since the memos were
+// computed.
+type endpointEnv interface {
+	// podFor returns the pod whose metadata a slice endpoint of a
+	// service of namespace ns takes, and whether the endpoint names a pod
+	// that is not known (pending).
+	podFor(ns string, se *sliceEndpoint) (pod *podInfo, pending bool)
+	// podMeta returns a pod's endpoint metadata (see podEndpoint).
+	podMeta(pod *podInfo) *model.Endpoint
+	// anonymous returns the metadata of an endpoint no pod backs.
+	anonymous(addrs []netip.Addr, nodeName string) model.Endpoint
+	// changed reports whether a pod changed since the memos were made;
+	// none reports whether no pod did.
+	changed(pod types.NamespacedName) bool
+	none() bool
+	// entries returns the WorkloadEntry instances of a namespace.
+	entries(ns string) map[string]*model.WorkloadInstance
+	// entryReachable reports whether the cluster's clients reach a
+	// WorkloadEntry directly.
+	entryReachable(we *model.WorkloadInstance) bool
+	cluster() model.ClusterID
+}
+
+// serviceEndpoints computes a service's endpoints (see the stages above)
+// from its slices (in any order), reusing prev's, and returns them with
+// the slices' diagnostics and the memo of this computation, which may
+// hold prev's arrays. draining is whether the service drains its
+// endpoints (see endpointHealth).
+func serviceEndpoints(ns string, svc *model.Service, draining bool, slicesIn []*sliceInfo, env endpointEnv, prev *endpointMemo, w *endpointWork) ([]*model.Endpoint, []model.Diagnostic, endpointMemo) {
+	if svc.Resolution == model.Alias {
+		return nil, nil, endpointMemo{} // ExternalName services have no endpoints
+	}
+	merged, diags := w.merger.merge(slicesIn, env.cluster())
+	nports := len(svc.Ports)
+	inPlace := len(merged) == len(prev.merged) && len(prev.eps) == len(merged)*nports
+	memo := *prev
+	if !inPlace {
+		memo = endpointMemo{merged: make([]mergedEndpoint, len(merged)), pods: make([]*podInfo, len(merged)),
+			eps: make([]*model.Endpoint, len(merged)*nports)}
+	}
+	quiet := env.none()
+	j := 0 // the cursor in prev.merged, in the same order
+	for i := range merged {
+		m := &merged[i]
+		o := -1 // the index in prev of the same address
+		if inPlace {
+			if prev.merged[i].addr() == m.addr() {
+				o = i
+			}
+		} else {
+			for j < len(prev.merged) && prev.merged[j].addr().Less(m.addr()) {
+				j++
+			}
+			if j < len(prev.merged) && prev.merged[j].addr() == m.addr() {
+				o = j
+			}
+		}
+		eps := column{memo.eps, i, len(merged)}
+		var old column
+		var oldPod *podInfo
+		if o >= 0 {
+			old, oldPod = column{prev.eps, o, len(prev.merged)}, prev.pods[o]
+		}
+		// Read before anything of the memo is written: in place, prev's
+		// arrays are memo's.
+		same := o >= 0 && prev.merged[o].sameAs(m)
+		targetRef := m.ep().pod
+		if same && targetRef.Name != "" && (quiet || !env.changed(targetRef)) {
+			// The same slice endpoint, and its pod as it was: as before.
+			memo.merged[i], memo.pods[i] = *m, oldPod
+			if !inPlace {
+				eps.copyFrom(old, nports)
+			}
+			if oldPod == nil {
+				se := m.endpoint()
+				diags = append(diags, pendingDiagnostic(ns, &se, env.cluster()))
+			}
+			continue
+		}
+		se := m.endpoint()
+		pod, pending := env.podFor(ns, &se)
+		memo.merged[i], memo.pods[i] = *m, pod
+		switch {
+		case pending:
+			eps.clear(nports)
+			diags = append(diags, pendingDiagnostic(ns, &se, env.cluster()))
+			continue
+		case same && targetRef.Name == "" && pod == oldPod && (pod == nil || quiet || !env.changed(podKey(pod))):
+			// Lent by the same pod, unchanged (its object, node and
+			// network), or by none: as before.
+			if !inPlace {
+				eps.copyFrom(old, nports)
+			}
+			continue
+		}
+		var meta *model.Endpoint
+		if pod != nil {
+			meta = env.podMeta(pod)
+		} else {
+			w.anon = env.anonymous(se.addresses, se.nodeName)
+			meta = &w.anon
+		}
+		sliceEndpoints(eps, svc, &se, meta, endpointHealth(se.conditions, draining), old)
+	}
+	memo.entries = entryEndpoints(ns, svc, env, prev.entries)
+	return assemble(svc, &memo, len(merged)), diags, memo
+}
+
+func podKey(p *podInfo) types.NamespacedName {
+	return types.NamespacedName{Namespace: p.namespace, Name: p.name}
+}
+
+// pendingDiagnostic reports an endpoint withheld until its pod arrives.
+func pendingDiagnostic(ns string, se *sliceEndpoint, cluster model.ClusterID) model.Diagnostic {
+	return model.Diagnostic{
+		Severity: model.Warning, Kind: "EndpointSlice", Namespace: ns, Name: se.slice, Cluster: cluster,
+		Message: fmt.Sprintf("endpoint %s pending: pod %s is not known yet; withheld until it arrives", se.addresses[0], se.pod),
+	}
+}
+
+// column is the endpoints of one merged endpoint in a memo's eps, one
+// per service port: eps[k*n+i] for port k. The zero column holds none.
+type column struct {
+	eps  []*model.Endpoint
+	i, n int
+}
+
+func (c column) at(k int) *model.Endpoint {
+	if c.eps == nil {
+		return nil
+	}
+	return c.eps[k*c.n+c.i]
+}
+
+func (c column) set(k int, ep *model.Endpoint) { c.eps[k*c.n+c.i] = ep }
+
+func (c column) copyFrom(o column, nports int) {
+	for k := range nports {
+		c.set(k, o.at(k))
+	}
+}
+
+func (c column) clear(nports int) {
+	for k := range nports {
+		c.set(k, nil)
+	}
+}
+
+// sliceEndpoints fills eps, one per service port, with the endpoints of
+// one slice endpoint: for each port the slice serves (a slice port of the
+// same name), meta with the slice endpoint's addresses (in the pod's
+// order when they are the pod's), port and state. An endpoint equal to
+// the one old holds for the port is taken from it.
+func sliceEndpoints(eps column, svc *model.Service, se *sliceEndpoint, meta *model.Endpoint, st endpointState, old column) {
+	// A pod's addresses, when the slices list them, in the pod's order
+	// (primary first; IPv6 first in an IPv6-primary cluster).
+	own := sameAddresses(meta.Addresses, se.addresses)
+	for k, p := range svc.Ports {
+		num, ok := se.ports.get(p.Name)
+		if !ok {
+			eps.set(k, nil)
+			continue
+		}
+		ep := *meta
+		if !own {
+			ep.Addresses = se.addresses
+		}
+		ep.Hostname = ""
+		ep.Port = num
+		ep.ServicePortName = p.Name
+		ep.Health, ep.Serving = st.health, st.serving
+		if o := old.at(k); o.Equals(&ep) {
+			eps.set(k, o)
+			continue
+		}
+		n := new(model.Endpoint)
+		*n = ep // ep itself stays on the stack
+		eps.set(k, n)
+	}
+}
+
+// sameAddresses reports whether a and b hold the same addresses, in any
+// order. Both hold at most one address per family.
+func sameAddresses(a, b []netip.Addr) bool {
+	switch {
+	case len(a) != len(b):
+		return false
+	case len(a) == 2 && a[0] == b[1] && a[1] == b[0]:
+		return true
+	}
+	return slices.Equal(a, b)
+}
+
+// entryEndpoints returns the endpoints of the WorkloadEntries a service
+// selects, by entry name, taking from prev those that did not change.
+func entryEndpoints(ns string, svc *model.Service, env endpointEnv, prev []*model.Endpoint) []*model.Endpoint {
+	entries := env.entries(ns)
+	if len(entries) == 0 {
+		return nil
+	}
+	var out []*model.Endpoint
+	for _, name := range slices.Sorted(maps.Keys(entries)) {
+		we := entries[name]
+		if !workloadEntrySelected(svc, we) || !env.entryReachable(we) {
+			continue
+		}
+		for _, ep := range workloadEntryEndpoints(svc, we, env.cluster()) {
+			if i := slices.IndexFunc(prev, ep.Equals); i >= 0 {
+				ep = prev[i]
+			}
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+// assemble returns a memo's endpoints in the order the store keeps
+// (model.CompareEndpoints: by service port name, then address): port by
+// port in name order, each port's slice endpoints in address order; the
+// store sorts a list that is not (a dual-stack pod's endpoint sorts by its
+// pod's primary address, the WorkloadEntries' come last).
+func assemble(svc *model.Service, memo *endpointMemo, n int) []*model.Endpoint {
+	var buf [8]int
+	order := buf[:0]
+	for k := range svc.Ports {
+		order = append(order, k)
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmpString(svc.Ports[a].Name, svc.Ports[b].Name) })
+	out := make([]*model.Endpoint, 0, len(memo.eps)+len(memo.entries))
+	for _, k := range order {
+		for _, ep := range memo.eps[k*n : (k+1)*n] {
+			if ep != nil {
+				out = append(out, ep)
+			}
+		}
+	}
+	return append(out, memo.entries...)
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,257 @@
+package kube
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// The initial conversion: once the informers have delivered their lists,
+// every object is converted at once, on one pool of
+// Options.InitialSyncWorkers goroutines (Run's among them): first the
+// pods' workloads, memoized, then the services' endpoints, the same
+// computation as a change's, without memos.
+
+// prepare does the part of the initial conversion that needs only the
+// services and their slices, while other lists (in a large cluster the
+// pods', the longest) are still coming: it sizes the store for the
+// services and the slices' endpoints (about one workload each), and
+// converts every service (see state). The initial conversion then finds
+// the store sized (Reserve keeps the first estimate) and reuses each
+// conversion whose Service object is still the one converted; one that
+// changed in between is converted again. Services of namespaces the
+// selector leaves out are converted too (the namespaces' list may not be
+// in yet): the initial conversion drops them.
+func (c *Controller) prepare() {
+	c.prepared = true
+	endpoints := 0
+	for _, byName := range c.cl.slices {
+		for _, s := range byName {
+			endpoints += len(s.endpoints)
+		}
+	}
+	c.store.Reserve(len(c.cl.services), endpoints)
+	for key, obj := range c.cl.services {
+		c.state(key, obj)
+	}
+}
+
+// prime marks the controller primed and converts every object the
+// informers' initial lists delivered: nothing was marked dirty before
+// (markService, markPod), and the store is still empty. It returns the
+// number of conversions.
+func (c *Controller) prime() int {
+	c.primed = true
+	c.dirty.reset()
+	workloads := c.memoizePods()
+	svcs := make([]*corev1.Service, 0, len(c.cl.services))
+	for _, svc := range c.cl.services {
+		svcs = append(svcs, svc)
+	}
+	inMemoryOrder(svcs)
+	keys := make([]types.NamespacedName, 0, len(c.cl.services))
+	for _, svc := range svcs {
+		keys = append(keys, types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name})
+	}
+	for key := range c.cl.slices {
+		if c.cl.services[key] == nil {
+			keys = append(keys, key) // slices without their service
+		}
+	}
+	c.syncServices(keys, func() {
+		c.store.Reserve(len(c.cl.services), len(c.cl.pods))
+		// The store is empty: syncPod of every pod would publish
+		// exactly these, and withdraw nothing.
+		c.store.UpsertWorkloads(workloads)
+	})
+	return len(c.cl.pods) + len(keys)
+}
+
+// minPerWorker is the fewest services, or pods, worth a goroutine of
+// their own in the initial conversion.
+const minPerWorker = 64
+
+// memoizePods memoizes the workload of every pod of a selected namespace,
+// and returns those of the pods that serve (the workloads to publish).
+// The workloads are computed by up to Options.InitialSyncWorkers
+// goroutines, this one included, which read the cluster only, each with a
+// labelSharer of its own; each pod's memo is written by the goroutine
+// that computed it, and the shared port maps are taken under a mutex of
+// their own.
+func (c *Controller) memoizePods() []*model.WorkloadInstance {
+	var selected []*podInfo
+	for key, pod := range c.cl.pods {
+		if c.namespaceSelected(key.Namespace) {
+			selected = append(selected, pod)
+		}
+	}
+	inMemoryOrder(selected)
+	results := make([]*model.WorkloadInstance, len(selected))
+	workers := max(1, min(c.opts.InitialSyncWorkers, len(selected)/minPerWorker))
+	sharers := make([]*labelSharer, workers)
+	for i := range sharers {
+		sharers[i] = newLabelSharer()
+	}
+	// Each node's locality, read once: a node runs many pods.
+	type nodeEnv struct {
+		node *corev1.Node
+		loc  model.Locality
+	}
+	nodes := make(map[string]nodeEnv, len(c.cl.nodes))
+	for name, n := range c.cl.nodes {
+		nodes[name] = nodeEnv{node: n, loc: nodeLocality(n.Labels)}
+	}
+	var portsMu sync.Mutex
+	parallel(workers, len(selected), func(worker, i int) {
+		pod := selected[i]
+		node := nodes[pod.nodeName] // as podEnv and memoize would find it
+		env := c.clusterEnv()
+		env.node, env.sharer = node.loc, sharers[worker]
+		w, err := podInstance(pod, env)
+		if err != nil {
+			return // a pod without a workload has no memo
+		}
+		portsMu.Lock()
+		w.PortMap = c.portMaps.acquire(pod) // w is not shared yet
+		portsMu.Unlock()
+		pod.memo = podMemo{node: node.node, network: c.net.cluster, w: w}
+		if podServes(pod) {
+			results[i] = w
+		}
+	})
+	return slices.DeleteFunc(results, func(w *model.WorkloadInstance) bool { return w == nil })
+}
+
+// inMemoryOrder sorts objects by their address. The initial conversion
+// visits the informers' objects in this order rather than in a map's
+// (random) one: an informer's list is allocated in the order it came, so
+// an object and what it points to (a pod's labels) sit near the previous
+// one's, and the loop reads memory mostly forward instead of missing the
+// cache at every object. Go's collector does not move heap objects, and
+// any order would be correct.
+func inMemoryOrder[T any](objs []*T) {
+	slices.SortFunc(objs, func(a, b *T) int {
+		return cmp.Compare(uintptr(unsafe.Pointer(a)), uintptr(unsafe.Pointer(b)))
+	})
+}
+
+// parallel calls f(worker, i) for every i in [0, n) on up to workers
+// goroutines, this one included, and returns when all calls have. worker
+// numbers the goroutine making the call, from 0 (this one) to workers-1:
+// the calls of one worker are made one at a time.
+func parallel(workers, n int, f func(worker, i int)) {
+	var next atomic.Int64
+	work := func(worker int) {
+		for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+			f(worker, i)
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { work(w) })
+	}
+	work(0)
+	wg.Wait()
+}
+
+// initialResult is one service's initial conversion, computed by a
+// worker of syncServices.
+type initialResult struct {
+	key   types.NamespacedName
+	st    *svcState // nil: left to syncService
+	eps   []*model.Endpoint
+	diags []model.Diagnostic
+}
+
+// syncServices runs meanwhile, then converts every service of keys. The
+// services' endpoints are computed by up to Options.InitialSyncWorkers
+// goroutines, this one included: the others start before meanwhile, and
+// this one joins them once meanwhile is done, writing each result as it
+// comes and computing a service itself whenever none is waiting. The
+// workers read the cluster and the pods' memos, which nothing changes
+// meanwhile (meanwhile must not either); this goroutine alone writes the
+// services' states and the store.
+func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func()) {
+	env := clusterView{c: c}
+	workers := min(c.opts.InitialSyncWorkers, len(keys)/minPerWorker)
+	if workers <= 1 {
+		meanwhile()
+		for _, key := range keys {
+			c.syncService(key, env)
+		}
+		return
+	}
+	// The states prepare left, read by the workers while this goroutine
+	// writes the results' states into a new map.
+	prepared := c.svcs
+	c.svcs = make(map[types.NamespacedName]*svcState, len(c.cl.services))
+	cfg := c.serviceConfig()
+	compute := func(key types.NamespacedName, w *endpointWork) initialResult {
+		r := initialResult{key: key}
+		obj := c.cl.services[key]
+		if obj == nil || !c.namespaceSelected(key.Namespace) {
+			return r
+		}
+		st := prepared[key]
+		if st == nil || st.obj != obj {
+			svc, diags := convertService(obj, cfg)
+			st = &svcState{obj: obj, svc: svc, diags: slices.Clip(diags)}
+		}
+		w.slices = slices.AppendSeq(w.slices[:0], maps.Values(c.cl.slices[key]))
+		var memo endpointMemo
+		r.eps, r.diags, memo = serviceEndpoints(key.Namespace, st.svc, c.drains(st.svc), w.slices, env, &endpointMemo{}, w)
+		r.st = &svcState{obj: st.obj, svc: st.svc, diags: st.diags, memo: memo}
+		return r
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		// Room for every result: the workers never wait for this
+		// goroutine, which is busy with meanwhile first.
+		results = make(chan initialResult, len(keys))
+	)
+	take := func() (int, bool) {
+		i := int(next.Add(1)) - 1
+		return i, i < len(keys)
+	}
+	for range workers - 1 {
+		wg.Go(func() {
+			var w endpointWork
+			for i, ok := take(); ok; i, ok = take() {
+				results <- compute(keys[i], &w)
+			}
+		})
+	}
+	meanwhile()
+	write := func(r initialResult) {
+		if r.st == nil {
+			c.syncService(r.key, env)
+			return
+		}
+		c.svcs[r.key] = r.st
+		c.writeService(r.key, r.st, r.eps, r.diags)
+	}
+	var w endpointWork
+	for written := 0; written < len(keys); written++ {
+		select {
+		case r := <-results:
+			write(r)
+			continue
+		default:
+		}
+		if i, ok := take(); ok {
+			write(compute(keys[i], &w))
+		} else {
+			write(<-results) // every key is taken: wait for the workers
+		}
+	}
+	wg.Wait()
+}

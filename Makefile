@@ -35,10 +35,18 @@ test-integration:
 	@dir="$$(hack/k8s/build.sh | tail -n 1)" && \
 	MESHREG_K8S_DIR="$$dir" $(GO) test -race -count=1 -tags integration ./internal/integration/
 
-## lint: gofmt must have nothing to say; go vet must pass.
+## lint: gofmt must have nothing to say; go.mod and go.sum must be tidy;
+## go vet must pass. `go mod tidy -diff` changes nothing: it prints what
+## tidy would change and fails when that is not empty. It reads the
+## module cache, and downloads from the module proxy what the cache
+## lacks (as the build does anyway), so offline it works only with a
+## warm cache; a failure to run it is reported apart from a diff.
 lint:
 	@unformatted="$$(gofmt -l $(GOFILES))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: these files need gofmt -w:"; echo "$$unformatted"; exit 1; fi
+	@untidy="$$($(GO) mod tidy -diff)"; status=$$?; \
+	if [ -n "$$untidy" ]; then echo "go mod tidy -diff: go.mod and go.sum are not tidy; run 'go mod tidy' and commit the result:"; echo "$$untidy"; exit 1; fi; \
+	if [ "$$status" -ne 0 ]; then echo "go mod tidy -diff failed (exit status $$status, error above) before it could compare: it needs every module in the module cache or the module proxy"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags integration ./internal/integration/
 

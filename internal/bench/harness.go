@@ -77,8 +77,8 @@ type SystemResult struct {
 	// SyncSystemCPUSeconds is the part of SyncCPUSeconds spent in the
 	// kernel, and SyncMinorFaults the minor page faults of the process
 	// during the sync: the cost of memory touched for the first time,
-	// which a sync that allocates a state pays in full (absent from
-	// reports before session 11).
+	// which a sync that allocates a state pays in full. Older reports
+	// lack both (omitempty), and WriteMarkdown leaves their rows out.
 	SyncSystemCPUSeconds float64 `json:"sync_system_cpu_seconds,omitempty"`
 	SyncMinorFaults      int64   `json:"sync_minor_faults,omitempty"`
 	// SyncGCCycles is the number of garbage collection cycles that

@@ -128,8 +128,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 // with -isolate=false for that one system and run, its report read back.
 // A process's memory history changes what it measures (a sync that
 // follows another system's in the same process reuses the heap that one
-// left, and is faster than a first one, by up to 2x at large), so that
-// every system starts as a control plane does: in a fresh process.
+// left, and runs faster than a first one), so that every system starts
+// as a control plane does: in a fresh process.
 func runIsolated(ctx context.Context, preset string, opts bench.Options, benchtime string, stderr io.Writer) (*bench.PresetResult, error) {
 	exe, err := os.Executable()
 	if err != nil {

@@ -113,10 +113,10 @@ func BenchmarkControllerPodLabelChange(b *testing.B) {
 }
 
 // BenchmarkControllerSliceScale is a slice losing its last endpoint and
-// getting it back, as a scale-down and up do: a change of membership,
-// patched (see patchSlice). It still grows with the service, whose
-// published list is copied with one endpoint less or more, but not with
-// a recomputation of the service's endpoints.
+// getting it back, as a scale-down and up do: a change of membership.
+// It grows with the service, whose merged endpoints are walked beside
+// the memo's and whose list is published anew, but not with a
+// conversion of the service's endpoints.
 func BenchmarkControllerSliceScale(b *testing.B) {
 	for _, n := range []int{25, 1000} {
 		b.Run(fmt.Sprintf("endpoints=%d", n), func(b *testing.B) {

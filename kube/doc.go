@@ -4,42 +4,23 @@
 // and diagnostics, in the shard (Kubernetes, cluster ID).
 //
 // Create a Controller with New over any kubernetes.Interface and run it
-// with Run. Its informers are its own (client-go's plain informers: the
-// handler runs on the goroutine that pops the queue, with no shared
-// informer's fan-out in between) and keep only the fields the registry
-// reads (transform functions; Pods and EndpointSlices are cached in lean
-// types of the package's own, a few hundred bytes instead of kilobytes),
-// and every change converts only what it affects: a slice change
-// recomputes its service's endpoints, a pod change the pod's workload and
-// the services whose endpoints name the pod or its IPs, a node change the
-// endpoints and workloads of its pods. Three common changes patch instead
-// of recomputing: a pod that keeps its node, IPs and liveness (new labels,
-// say) rewrites only the endpoints it backs, found by a search for its
-// IPs, not a walk over the service's; a change of conditions alone in a
-// slice rewrites only the health of those endpoints; and a slice gaining
-// or losing endpoints (a scale-up or -down, a slice added or deleted)
-// adds or removes only theirs, the service's other endpoints not read.
-// The slice patches need each of the service's addresses to be an
-// endpoint of its own (no dual-stack pod joined, no address listed
-// twice), and the membership patch an endpoint gained or lost whose pod is
-// known and which no other slice of the service lists, in a namespace
-// without WorkloadEntries; otherwise the service is recomputed. The
-// initial lists are converted once, after every informer has
-// delivered its list (no endpoint is computed twice while pods and slices
-// arrive), with the pods' workloads and the services' endpoints computed
-// on Options.InitialSyncWorkers goroutines; what needs no pod (converting
-// the services, sizing the store) is done while the pods' list, the
-// longest in a large cluster, is still coming. The index of what each
-// service was computed from, which only the changes that follow need, is
-// built just after the registry is marked synced: changes wait for it,
-// queries do not. HasSynced turns true once the initial lists are
-// converted and delivered to every handler.
+// with Run. Queries answer from its store at any time (empty until the
+// initial state is converted); HasSynced turns true once the informers'
+// initial lists are converted and delivered to every handler;
+// HandleWorkload takes the WorkloadEntries its Services may select (the
+// aggregate wires it). A change converts only what it affects, and changes
+// that arrive together are converted together: subscribers see the
+// resulting state, never the states in between.
 //
 // Values handed out are never modified. An endpoint that did not change
-// when its service was recomputed keeps its identity: the registry hands
-// out the same *model.Endpoint as before, so a consumer may skip
+// when its service was converted again keeps its identity: the registry
+// hands out the same *model.Endpoint as before, so a consumer may skip
 // unchanged endpoints by comparing pointers (equal values may still come
 // as different pointers).
+//
+// How the controller works inside (its worker, the staged and memoized
+// computation of endpoints, the dependency graph, the initial
+// conversion) is in ARCHITECTURE.md, "kube".
 //
 // # Conversion rules
 //

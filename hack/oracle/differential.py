@@ -20,6 +20,14 @@ meshreg differs from Istio" and ARCHITECTURE.md's decisions give the reasons):
   none     endpoints of a cluster whose Service is exported to "~": Istio
            indexes them only when the slice came before the Service, which
            in the oracle's creation order it never does (decisions 6, 7).
+  once-per-workload  the endpoints of a host that several ServiceEntries with
+           a workloadSelector declare: a workload they all select is one
+           endpoint per port in meshreg, one per entry in Istio
+           (decision 8).
+  newest-slice  the endpoints at an address two slices of one Service
+           list: meshreg takes the newest slice's listing, with its ports
+           and conditions; Istio keeps per port name the listing its map
+           iteration meets first (decision 6).
   orphan   endpoints of a slice whose Service its cluster does not have:
            meshreg holds them, with a diagnostic, until the Service exists
            there; Istio indexes them under the hostname anyway, so they
@@ -76,6 +84,18 @@ def slice_addresses(world, cluster):
     return out
 
 
+def slice_listings(world, cluster):
+    """(namespace, service name, slice name, address) of a cluster's
+    EndpointSlices' endpoints."""
+    out = []
+    for doc in documents(os.path.join(world, "cluster-%s.yaml" % cluster)):
+        if re.search(r"^kind: EndpointSlice$", doc, re.M):
+            ns, svc, name = field(doc, 2, "namespace"), field(doc, 4, "kubernetes.io/service-name"), field(doc, 2, "name")
+            for addrs in re.findall(r"^- addresses: \[(.*)\]$", doc, re.M):
+                out += [(ns, svc, name, a.strip()) for a in addrs.split(",")]
+    return out
+
+
 def service_entries(world):
     """(namespace, hosts, inline addresses, selector labels or None) of the
     config cluster's ServiceEntries."""
@@ -90,6 +110,8 @@ def service_entries(world):
         if m:
             sel = dict(re.findall(r"^      ([^:]+): (.*)$", m.group(1), re.M))
             sel = {k: v.strip().strip('"') for k, v in sel.items()}
+        if not addrs and sel is None and field(doc, 2, "resolution") in ("DNS", "DNS_ROUND_ROBIN"):
+            addrs = hosts  # a DNS entry without endpoints resolves its own hosts
         out.append((field(doc, 2, "namespace"), hosts, addrs, sel))
     return out
 
@@ -128,12 +150,30 @@ def allow(world, istio_path, name):
             for a, c in sorted(reached):
                 lines.append("%s %s/endpoint/*/%s/*/%s shadowed: a Kubernetes Service beats a ServiceEntry of its "
                              "hostname, which contributes no endpoints to it (ARCHITECTURE.md decision 8)" % (name, spath, a, c))
+    selecting = {}
+    for se_ns, hosts, _, sel in service_entries(world):
+        if sel is not None:
+            for h in hosts:
+                selecting[(se_ns, h)] = selecting.get((se_ns, h), 0) + 1
+    for (se_ns, h), n in sorted(selecting.items()):
+        if n > 1:
+            lines.append("%s service/%s/%s/endpoint/* once-per-workload: a workload that several ServiceEntries of one "
+                         "host select is one endpoint per port; Istio lists it once per entry (ARCHITECTURE.md decision 8)"
+                         % (name, h, se_ns))
     for c in ("a", "b"):
         for ns, svc, export in services(world, c):
             if "~" in [x.strip() for x in export.split(",")]:
                 lines.append("%s service/%s.%s.%s/%s/endpoint/*/%s none: Istio indexes the endpoints of a Service "
                              "exported to ~ only when its slice came first (ARCHITECTURE.md decisions 6, 7)"
                              % (name, svc, ns, DOMAIN, ns, c))
+        counts = {}
+        for ns, svc, slice_name, addr in slice_listings(world, c):
+            counts.setdefault((ns, svc, addr), set()).add(slice_name)
+        for (ns, svc, addr), names in sorted(counts.items()):
+            if len(names) > 1:
+                lines.append("%s service/%s.%s.%s/%s/endpoint/*/%s/*/%s newest-slice: an address two slices of a Service "
+                             "list is taken from the newest, with its ports and conditions; Istio keeps per port the listing "
+                             "its map iteration meets first (ARCHITECTURE.md decision 6)" % (name, svc, ns, DOMAIN, ns, addr, c))
         present = {(n, v) for n, v, _ in services(world, c)}
         for ns, svc, addr in sorted(slice_addresses(world, c)):
             if (ns, svc) not in present:

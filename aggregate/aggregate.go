@@ -355,21 +355,8 @@ func (c *Controller) allMembers() []*member {
 	for _, m := range c.pending {
 		out = append(out, m)
 	}
-	slices.SortFunc(out, func(a, b *member) int { return compareShards(a.shard, b.shard) })
+	slices.SortFunc(out, func(a, b *member) int { return a.shard.Compare(b.shard) })
 	return out
-}
-
-func compareShards(a, b model.ShardKey) int {
-	if a.Provider != b.Provider {
-		return int(a.Provider) - int(b.Provider)
-	}
-	switch {
-	case a.Cluster < b.Cluster:
-		return -1
-	case a.Cluster > b.Cluster:
-		return 1
-	}
-	return 0
 }
 
 // HasSynced reports whether every registry has synced (or exceeded

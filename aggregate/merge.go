@@ -1,7 +1,6 @@
 package aggregate
 
 import (
-	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -206,7 +205,7 @@ func (m *merger) removeShard(shard model.ShardKey) []*model.WorkloadInstance {
 			keys = append(keys, key)
 		}
 	}
-	slices.SortFunc(keys, compareKeys)
+	slices.SortFunc(keys, model.ServiceKey.Compare)
 	for _, key := range keys {
 		m.setContribution(key, shard, nil)
 	}
@@ -216,7 +215,7 @@ func (m *merger) removeShard(shard model.ShardKey) []*model.WorkloadInstance {
 			keys = append(keys, key)
 		}
 	}
-	slices.SortFunc(keys, compareKeys)
+	slices.SortFunc(keys, model.ServiceKey.Compare)
 	for _, key := range keys {
 		m.setEndpoints(key, shard, nil)
 	}
@@ -240,7 +239,7 @@ func (m *merger) prune(shard model.ShardKey, reg registry.Discovery) []*model.Wo
 			keys = append(keys, key)
 		}
 	}
-	slices.SortFunc(keys, compareKeys)
+	slices.SortFunc(keys, model.ServiceKey.Compare)
 	for _, key := range keys {
 		m.setContribution(key, shard, nil)
 	}
@@ -251,7 +250,7 @@ func (m *merger) prune(shard model.ShardKey, reg registry.Discovery) []*model.Wo
 			stale = append(stale, key)
 		}
 	}
-	slices.SortFunc(stale, compareKeys)
+	slices.SortFunc(stale, model.ServiceKey.Compare)
 	for _, key := range stale {
 		m.setEndpoints(key, shard, nil)
 	}
@@ -286,13 +285,6 @@ func workloadShard(w *model.WorkloadInstance) model.ShardKey {
 	return model.ShardKey{Provider: p, Cluster: w.Endpoint.Cluster}
 }
 
-func compareKeys(a, b model.ServiceKey) int {
-	if c := cmp.Compare(a.Hostname, b.Hostname); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Namespace, b.Namespace)
-}
-
 // mergeService merges the versions of one service (one key) from several
 // shards, and says what it overrode.
 //
@@ -310,7 +302,7 @@ func mergeService(byShard shards.Map[*model.Service]) (*model.Service, []model.D
 	}
 	var (
 		firstShard model.ShardKey
-		first      *model.Service // Kubernetes first (shards.Compare)
+		first      *model.Service // Kubernetes first (model.ShardKey.Compare)
 		diags      []model.Diagnostic
 		winners    []*model.Service
 		winShards  []model.ShardKey

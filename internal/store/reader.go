@@ -35,14 +35,9 @@ func (r *Reader) Services() []*model.Service {
 	return out
 }
 
-// CompareServices orders services as the dump does: by hostname, then
-// namespace.
-func CompareServices(a, b *model.Service) int {
-	if c := cmp.Compare(a.Hostname, b.Hostname); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Namespace, b.Namespace)
-}
+// CompareServices orders services by key (model.ServiceKey.Compare), as
+// the dump does: by hostname, then namespace.
+func CompareServices(a, b *model.Service) int { return a.Key().Compare(b.Key()) }
 
 // GetService returns the service with the hostname that wins precedence.
 func (r *Reader) GetService(hostname model.Hostname) *model.Service {

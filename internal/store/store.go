@@ -359,12 +359,7 @@ func (s *Store) ClearShard(shard model.ShardKey) {
 		}
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(keys, func(a, b model.ServiceKey) int {
-		if c := cmp.Compare(a.Hostname, b.Hostname); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Namespace, b.Namespace)
-	})
+	slices.SortFunc(keys, model.ServiceKey.Compare)
 	for _, key := range keys {
 		s.SetShardEndpoints(shard, key, nil)
 	}
@@ -657,16 +652,5 @@ func insertSorted(list []*model.WorkloadInstance, w *model.WorkloadInstance) []*
 	return append(out, list[i:]...)
 }
 
-func compareWorkloads(a, b *model.WorkloadInstance) int {
-	ka, kb := a.Key(), b.Key()
-	if c := cmp.Compare(ka.Cluster, kb.Cluster); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(ka.Kind, kb.Kind); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(ka.Namespace, kb.Namespace); c != 0 {
-		return c
-	}
-	return cmp.Compare(ka.Name, kb.Name)
-}
+// compareWorkloads orders workloads by key (model.WorkloadKey.Compare).
+func compareWorkloads(a, b *model.WorkloadInstance) int { return a.Key().Compare(b.Key()) }

@@ -315,7 +315,7 @@ func (c *Controller) applyPods(pods map[model.WorkloadKey]podChange, d dirty) {
 	for k := range pods {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, compareWorkloadKeys)
+	slices.SortFunc(keys, model.WorkloadKey.Compare)
 	for _, k := range keys {
 		c.state.setWorkload(k, k.Namespace, pods[k].current, d)
 	}

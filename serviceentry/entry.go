@@ -25,7 +25,7 @@ type entry struct {
 	// endpoints and selector.
 	fixed map[model.Hostname][]*model.Endpoint
 	// selectedKeys are the keys of the workloads the selector selects,
-	// sorted (compareWorkloadKeys); selected holds their endpoints, in
+	// sorted (model.WorkloadKey.Compare); selected holds their endpoints, in
 	// that order.
 	selectedKeys []model.WorkloadKey
 	selected     []*model.Endpoint

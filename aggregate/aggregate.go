@@ -283,16 +283,11 @@ func (c *Controller) forMergers(cluster model.ClusterID, f func(g *merger, globa
 // memberHandler feeds m's events to a merger; the global merger's handler
 // also forwards workloads to the sinks, in the same order.
 func (c *Controller) memberHandler(m *member, g *merger, global bool) registry.Handler {
-	offered := false // whether g was offered m's size hint; guarded by g.mu
 	apply := func(ev registry.Event) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if m.detached.Load() {
 			return
-		}
-		if !offered {
-			offered = true
-			g.reserveFor(m.reg)
 		}
 		g.apply(m.shard, ev)
 		if we, ok := ev.(registry.WorkloadEvent); ok && global {

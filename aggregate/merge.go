@@ -53,26 +53,6 @@ func newMerger() *merger {
 	}
 }
 
-// sizeHinter is a registry that knows about how large its initial state
-// is: meshreg's registries do, through store.Reader.SizeHint, once they
-// have sized their own store for it.
-type sizeHinter interface {
-	SizeHint() (services, workloads int)
-}
-
-// reserveFor sizes m's store for r's state, when r says how large it is
-// and the store is still empty and unsized (Store.Reserve does nothing
-// otherwise): a registry delivers its whole initial state at once, and a
-// store grown one workload at a time moves each entry again at every
-// growth. The caller holds m.mu.
-func (m *merger) reserveFor(r registry.Registry) {
-	if h, ok := r.(sizeHinter); ok {
-		if services, workloads := h.SizeHint(); services+workloads > 0 {
-			m.st.Reserve(services, workloads)
-		}
-	}
-}
-
 // apply folds one member event in. The caller holds m.mu.
 func (m *merger) apply(shard model.ShardKey, ev registry.Event) {
 	switch e := ev.(type) {

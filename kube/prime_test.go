@@ -207,8 +207,8 @@ func TestPrepareBeforePods(t *testing.T) {
 			c.prepareLocked()
 			memos := len(c.svcMemo)
 			c.mu.Unlock()
-			if services, _ := c.Reader.SizeHint(); services == 0 || memos != services {
-				t.Fatalf("after the preparation: store sized for %d services, %d memos; want both the %d services", services, memos, len(c.objs.services))
+			if services := len(c.objs.services); services == 0 || memos != services {
+				t.Fatalf("after the preparation: %d memos; want the %d services", memos, services)
 			}
 			h := handle(c, c.onService)
 			for _, svc := range changed {
@@ -255,8 +255,9 @@ func TestWaitSyncedPrepares(t *testing.T) {
 	done := make(chan bool, 1)
 	go func() { done <- c.waitSynced(context.Background()) }()
 	prepared := func() bool {
-		services, _ := c.Reader.SizeHint()
-		return services > 0
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.svcMemo) > 0
 	}
 
 	stubs["services"].synced.Store(true)

@@ -212,16 +212,5 @@ func (r *Reader) Idle() bool {
 	return r.s.notifier.Delivered(r.s.notifier.Mark())
 }
 
-// SizeHint returns the numbers of services and of workloads the store
-// was sized for (Store.Reserve): what the registry expected its initial
-// state to hold. Zeros when it was not sized. An aggregate sizes its own
-// store from the first registry that delivers to it.
-func (r *Reader) SizeHint() (services, workloads int) {
-	if h := r.s.hint.Load(); h != nil {
-		return h[0], h[1]
-	}
-	return 0, 0
-}
-
 // Subscribers returns the number of subscriptions.
 func (r *Reader) Subscribers() int { return r.s.notifier.Len() }

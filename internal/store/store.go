@@ -44,12 +44,13 @@ type Store struct {
 	workloadsView atomic.Pointer[[]*model.WorkloadInstance]
 	diagsView     atomic.Pointer[[]model.Diagnostic]
 
+	// sized is set by Reserve (under mu): the first estimate stands.
+	sized bool
+
 	// synced is set by MarkSynced; syncMark is the notifier's position
 	// then.
 	synced   atomic.Bool
 	syncMark atomic.Uint64
-	// hint is what Reserve sized the store for: services, workloads.
-	hint atomic.Pointer[[2]int]
 }
 
 // endpointSet is the endpoints of one service.
@@ -101,16 +102,16 @@ func New(shard model.ShardKey) *Store {
 func (s *Store) Reserve(services, workloads int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.services) > 0 || len(s.endpoints) > 0 || len(s.workloads) > 0 || s.hint.Load() != nil {
+	if len(s.services) > 0 || len(s.endpoints) > 0 || len(s.workloads) > 0 || s.sized {
 		return
 	}
+	s.sized = true
 	s.services = make(map[model.ServiceKey]*model.Service, services)
 	s.byHost = make(map[model.Hostname]hostServices, services)
 	s.endpoints = make(map[model.ServiceKey]*endpointSet, services)
 	s.workloads = make(map[model.WorkloadKey]*model.WorkloadInstance, workloads)
 	s.workloadsByIP.Reserve(workloads)
 	s.byIP.Reserve(workloads)
-	s.hint.Store(&[2]int{services, workloads})
 }
 
 // Shard returns the store's shard.

@@ -378,29 +378,6 @@ func TestReserve(t *testing.T) {
 	}
 }
 
-// TestSizeHint: Reserve records what the store was sized for, once, and
-// only while the store is empty and unsized, when it sizes anything.
-func TestSizeHint(t *testing.T) {
-	s := store.New(model.ShardKey{Provider: model.Kubernetes, Cluster: "c1"})
-	r := s.Reader()
-	if svcs, wls := r.SizeHint(); svcs != 0 || wls != 0 {
-		t.Errorf("SizeHint of a new store = %d, %d; want 0, 0", svcs, wls)
-	}
-	s.Reserve(20, 300)
-	if svcs, wls := r.SizeHint(); svcs != 20 || wls != 300 {
-		t.Errorf("SizeHint after Reserve(20, 300) = %d, %d", svcs, wls)
-	}
-	s.Reserve(40, 600) // does nothing to a store sized before: the first estimate stands
-	if svcs, wls := r.SizeHint(); svcs != 20 || wls != 300 {
-		t.Errorf("SizeHint after a second Reserve on the empty store = %d, %d; want 20, 300", svcs, wls)
-	}
-	s.UpsertService(kubeService("default", "reviews"))
-	s.Reserve(1, 1) // does nothing to a store that holds anything
-	if svcs, wls := r.SizeHint(); svcs != 20 || wls != 300 {
-		t.Errorf("SizeHint after Reserve on a store with a service = %d, %d; want 20, 300", svcs, wls)
-	}
-}
-
 // UpsertWorkloads is UpsertWorkload of each workload in turn, across its
 // batches: the same events in the same order, the same state.
 func TestUpsertWorkloads(t *testing.T) {

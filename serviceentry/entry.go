@@ -109,21 +109,6 @@ func (e *entry) selects(w *model.WorkloadInstance) bool {
 	return w != nil && e.selector != nil && w.Namespace == e.ref.Namespace && model.SelectorMatches(e.selector, w.Endpoint.Labels)
 }
 
-// comparePrecedence orders the entries that declare one host in one
-// namespace: the oldest first, then by name.
-func comparePrecedence(a, b *entry) int {
-	if c := a.created.Compare(b.created); c != 0 {
-		return c
-	}
-	switch {
-	case a.ref.Name < b.ref.Name:
-		return -1
-	case a.ref.Name > b.ref.Name:
-		return 1
-	}
-	return 0
-}
-
 // statusAddresses returns the VIPs an entry's status.addresses give its
 // hosts, as Istio reads them: per host the last IPv4 and the last IPv6
 // listed, IPv4 first; addresses that do not parse are skipped.

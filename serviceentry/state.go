@@ -222,9 +222,13 @@ func (s *state) flush(d dirty) {
 	}
 }
 
-// precedence returns the entries that declare a key, the winner first.
+// precedence returns the entries that declare a key, the winner first:
+// the one whose service for the key wins model.ComparePrecedence (the
+// oldest, then by name).
 func (s *state) precedence(k model.ServiceKey) []*entry {
-	return slices.SortedFunc(maps.Values(s.byKey[k]), comparePrecedence)
+	return slices.SortedFunc(maps.Values(s.byKey[k]), func(a, b *entry) int {
+		return model.ComparePrecedence(a.service(k.Hostname), b.service(k.Hostname))
+	})
 }
 
 // vipWant returns what a key asks of the VIP allocator, nil for nothing:

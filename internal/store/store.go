@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -480,7 +479,7 @@ func (s *Store) SetDiagnostics(owner string, ds []model.Diagnostic) {
 }
 
 // setByHost replaces prev with cur (either may be nil) in the hostname
-// index, keeping precedence order.
+// index, keeping precedence order (model.ComparePrecedence).
 func (s *Store) setByHost(host model.Hostname, prev, cur *model.Service) {
 	list := s.byHost[host].all
 	if prev != nil {
@@ -488,7 +487,7 @@ func (s *Store) setByHost(host model.Hostname, prev, cur *model.Service) {
 	}
 	if cur != nil {
 		list = append(list, cur)
-		slices.SortFunc(list, ComparePrecedence)
+		slices.SortFunc(list, model.ComparePrecedence)
 	}
 	if len(list) == 0 {
 		delete(s.byHost, host)
@@ -503,26 +502,6 @@ func (s *Store) setByHost(host model.Hostname, prev, cur *model.Service) {
 type hostServices struct {
 	first *model.Service
 	all   []*model.Service
-}
-
-// ComparePrecedence orders services that share a hostname: Kubernetes
-// Services first, then the oldest, then by namespace and name.
-func ComparePrecedence(a, b *model.Service) int {
-	if a.Provider != b.Provider {
-		if a.Provider == model.Kubernetes {
-			return -1
-		}
-		if b.Provider == model.Kubernetes {
-			return 1
-		}
-	}
-	if c := a.CreationTime.Compare(b.CreationTime); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Name, b.Name)
 }
 
 func (s *Store) index(set *endpointSet, eps []*model.Endpoint) {

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/meshreg/meshreg/internal/store"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -59,8 +58,7 @@ type Settler interface {
 // A Controller is safe for concurrent use.
 type Controller struct {
 	opts Options
-	// Reader answers queries over the global merger's store.
-	*store.Reader
+	// global merges every registry; its store answers the queries.
 	global *merger
 
 	// mu guards the fields below. It is taken before any merger's mu,
@@ -106,7 +104,6 @@ func New(opts Options) *Controller {
 	g := newMerger()
 	return &Controller{
 		opts:    opts.defaults(),
-		Reader:  g.st.Reader(),
 		global:  g,
 		members: map[model.ShardKey]*member{},
 		pending: map[model.ShardKey]*member{},
@@ -368,11 +365,11 @@ func (c *Controller) HasSynced() bool {
 		return false
 	}
 	if !c.marked {
-		c.global.st.MarkSynced()
+		c.global.st.markSynced()
 		c.marked = true
 	}
 	c.mu.Unlock()
-	return c.Reader.HasSynced()
+	return c.global.st.HasSynced()
 }
 
 // membersSynced reports whether every member has synced or timed out. The
@@ -407,7 +404,7 @@ func (c *Controller) timedOut(m *member) bool {
 // aggregate's own: ServiceEntries shadowed by Kubernetes Services, port
 // disagreements between clusters, registries that did not sync in time.
 func (c *Controller) Diagnostics() []model.Diagnostic {
-	out := slices.Clone(c.Reader.Diagnostics())
+	out := slices.Clone(c.global.st.Diagnostics())
 	c.mu.Lock()
 	for _, m := range c.allMembers() {
 		out = append(out, m.reg.Diagnostics()...)
@@ -433,7 +430,7 @@ func (c *Controller) SubscribeCluster(cluster model.ClusterID, h registry.Handle
 	g := c.scoped[cluster]
 	if g == nil {
 		g = newMerger()
-		g.st.MarkSynced()
+		g.st.markSynced()
 		c.scoped[cluster] = g
 		for _, m := range c.allMembers() {
 			if m.shard.Cluster == cluster {
@@ -442,7 +439,7 @@ func (c *Controller) SubscribeCluster(cluster model.ClusterID, h registry.Handle
 		}
 	}
 	c.mu.Unlock()
-	return g.st.Reader().Subscribe(h)
+	return g.st.Subscribe(h)
 }
 
 // Registries returns the registries in the aggregate (not those pending as

@@ -279,7 +279,7 @@ func TestRemoveDeletesAndDetaches(t *testing.T) {
 		if a.running.Load() {
 			t.Error("removed registry still running")
 		}
-		if n := a.Subscribers(); n != 0 {
+		if n := a.subscribers.Load(); n != 0 {
 			t.Errorf("removed registry still has %d subscribers", n)
 		}
 		if got := agg.ServiceByKey(sa.Key()); got != nil {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/meshreg/meshreg/internal/index"
 	"github.com/meshreg/meshreg/internal/shards"
-	"github.com/meshreg/meshreg/internal/store"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -19,7 +19,7 @@ import (
 // shard, workloads by key. The aggregate has one merger over every
 // registry, and one per cluster that a cluster-scoped subscriber asked for.
 type merger struct {
-	st *store.Store
+	st *mergedStore
 
 	// mu serialises writes from the member subscriptions, which deliver
 	// on goroutines of their own, and guards contrib.
@@ -47,7 +47,7 @@ type rawList struct {
 
 func newMerger() *merger {
 	return &merger{
-		st:      store.New(model.ShardKey{}),
+		st:      newMergedStore(),
 		contrib: map[model.ServiceKey]shards.Map[*model.Service]{},
 		raw:     map[model.ServiceKey]shards.Map[rawList]{},
 	}
@@ -68,9 +68,9 @@ func (m *merger) apply(shard model.ShardKey, ev registry.Event) {
 		m.setEndpoints(e.Service, e.Shard, e.Endpoints)
 	case registry.WorkloadEvent:
 		if e.Type == model.EventDelete {
-			m.st.DeleteWorkload(e.Previous.Key())
+			m.st.deleteWorkload(e.Previous.Key())
 		} else {
-			m.st.UpsertWorkload(e.Current)
+			m.st.upsertWorkload(e.Current)
 		}
 	}
 }
@@ -93,13 +93,13 @@ func (m *merger) setContribution(key model.ServiceKey, shard model.ShardKey, svc
 		m.contrib[key] = byShard
 	}
 	merged, diags := mergeService(byShard)
-	m.st.SetDiagnostics(key.String(), diags)
-	prev := m.st.Reader().ServiceByKey(key)
+	m.st.setDiagnostics(key.String(), diags)
+	prev := m.st.ServiceByKey(key)
 	if merged == nil {
-		m.st.DeleteService(key)
+		m.st.deleteService(key)
 		return
 	}
-	m.st.UpsertService(merged)
+	m.st.upsertService(merged)
 	if prev == nil || !slices.Equal(prev.Ports, merged.Ports) {
 		byShard := m.raw[key]
 		for _, shard := range byShard.Keys() {
@@ -124,7 +124,7 @@ func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []
 	} else {
 		m.raw[key] = byShard
 	}
-	m.pushEndpoints(key, shard, m.st.Reader().ServiceByKey(key), prev)
+	m.pushEndpoints(key, shard, m.st.ServiceByKey(key), prev)
 }
 
 // pushEndpoints hands the store a shard's endpoints of a service, keeping
@@ -133,7 +133,7 @@ func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []
 // usual case, the member's published list itself is handed on: it is
 // sorted, so the store keeps it without writing to it. prev is the
 // shard's list before this one, if it was kept: an endpoint that prev
-// holds where a store.Trail along it looks (at the same index, or a few
+// holds where a index.Trail along it looks (at the same index, or a few
 // places on) is not read again. A change to a few endpoints of a long
 // list (a readiness flip, a pod's labels, an endpoint added or removed)
 // comes so, and the endpoints it leaves alone are the ones least likely
@@ -141,9 +141,9 @@ func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []
 func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *model.Service, prev rawList) {
 	byShard := m.raw[key]
 	raw, ok := byShard.Get(shard)
-	var trail store.Trail // along prev, if kept: its endpoints have ports svc has
+	var trail index.Trail // along prev, if kept: its endpoints have ports svc has
 	if prev.kept {
-		trail = store.NewTrail(prev.eps)
+		trail = index.NewTrail(prev.eps)
 	}
 	served := func(ep *model.Endpoint) bool {
 		return slices.ContainsFunc(svc.Ports, func(p model.Port) bool { return p.Name == ep.ServicePortName })
@@ -163,7 +163,7 @@ func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *
 		byShard.Set(shard, raw) // in place: the shard is present
 	}
 	if kept {
-		m.st.SetShardEndpoints(shard, key, raw.eps)
+		m.st.setEndpoints(shard, key, raw.eps)
 		return
 	}
 	// The endpoints before first were read and kept already.
@@ -173,7 +173,7 @@ func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *
 			out = append(out, ep)
 		}
 	}
-	m.st.SetShardEndpoints(shard, key, out)
+	m.st.setEndpoints(shard, key, out)
 }
 
 // removeShard drops everything a shard contributed and returns the
@@ -200,9 +200,9 @@ func (m *merger) removeShard(shard model.ShardKey) []*model.WorkloadInstance {
 		m.setEndpoints(key, shard, nil)
 	}
 	var deleted []*model.WorkloadInstance
-	for _, w := range m.st.Reader().Workloads() {
+	for _, w := range m.st.Workloads() {
 		if workloadShard(w) == shard {
-			m.st.DeleteWorkload(w.Key())
+			m.st.deleteWorkload(w.Key())
 			deleted = append(deleted, w)
 		}
 	}
@@ -223,7 +223,6 @@ func (m *merger) prune(shard model.ShardKey, reg registry.Discovery) []*model.Wo
 	for _, key := range keys {
 		m.setContribution(key, shard, nil)
 	}
-	r := m.st.Reader()
 	var stale []model.ServiceKey
 	for key, byShard := range m.raw {
 		if byShard.Has(shard) && len(reg.Endpoints(key, registry.EndpointQuery{})) == 0 {
@@ -235,12 +234,12 @@ func (m *merger) prune(shard model.ShardKey, reg registry.Discovery) []*model.Wo
 		m.setEndpoints(key, shard, nil)
 	}
 	var deleted []*model.WorkloadInstance
-	for _, w := range r.Workloads() {
+	for _, w := range m.st.Workloads() {
 		if workloadShard(w) != shard {
 			continue
 		}
 		if !slices.ContainsFunc(workloadsAt(reg, w), func(x *model.WorkloadInstance) bool { return x.Key() == w.Key() }) {
-			m.st.DeleteWorkload(w.Key())
+			m.st.deleteWorkload(w.Key())
 			deleted = append(deleted, w)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // and records the workload events the aggregate hands it when sink is
 // set.
 type fakeRegistry struct {
-	*store.Reader
+	store.Reader
 	st       *store.Store
 	shard    model.ShardKey
 	holdSync bool
@@ -30,13 +30,13 @@ type fakeRegistry struct {
 func newFake(p model.Provider, cluster model.ClusterID) *fakeRegistry {
 	shard := model.ShardKey{Provider: p, Cluster: cluster}
 	st := store.New(shard)
-	return &fakeRegistry{Reader: st.Reader(), st: st, shard: shard}
+	return &fakeRegistry{Reader: st, st: st, shard: shard}
 }
 
 // Subscribe is the store's, counted while subscribed.
 func (f *fakeRegistry) Subscribe(h registry.Handler) (unsubscribe func()) {
 	f.subscribers.Add(1)
-	unsub := f.Reader.Subscribe(h)
+	unsub := f.st.Subscribe(h)
 	var once sync.Once
 	return func() {
 		once.Do(func() { f.subscribers.Add(-1) })

@@ -36,7 +36,7 @@ import (
 // mu while writing to it cannot deadlock with a handler that queries the
 // controller.
 type Controller struct {
-	*store.Reader
+	store.Reader
 
 	opts  Options
 	log   *slog.Logger
@@ -93,7 +93,7 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 	}
 	st := store.New(model.ShardKey{Provider: model.Kubernetes, Cluster: opts.ClusterID})
 	c := &Controller{
-		Reader:  st.Reader(),
+		Reader:  st,
 		opts:    opts,
 		log:     opts.Logger.With("cluster", string(opts.ClusterID)),
 		store:   st,

@@ -16,4 +16,4 @@ func (c *Controller) Network() model.NetworkID {
 // subscribers. WorkloadEntries handed in through HandleWorkload are
 // applied before it returns, so this is all the aggregate needs to wait
 // for before it reports synced.
-func (c *Controller) Settled() bool { return c.Idle() }
+func (c *Controller) Settled() bool { return c.store.Idle() }

@@ -31,10 +31,10 @@ var ErrAlreadyRunning = errors.New("serviceentry: controller already ran")
 // WorkloadEntry or Pod change recomputes only the entries that select it)
 // and writes the result to the store, which publishes the differences.
 type Controller struct {
-	*store.Reader
-
-	opts  Options
-	src   Source
+	opts Options
+	src  Source
+	// store holds the registry's state: the worker writes it, the
+	// queries and subscriptions read it (queries.go).
 	store *store.Store
 	state *state    // owned by the worker goroutine
 	nsf   *nsFilter // owned by the worker goroutine
@@ -68,7 +68,6 @@ func New(src Source, opts Options) (*Controller, error) {
 	}
 	st := store.New(model.ShardKey{Provider: model.External, Cluster: opts.ClusterID})
 	return &Controller{
-		Reader:  st.Reader(),
 		opts:    opts,
 		src:     src,
 		store:   st,
@@ -197,7 +196,7 @@ func (c *Controller) Settled() bool {
 	c.mu.Lock()
 	queued := c.busy || len(c.pending) > 0 || len(c.pods) > 0
 	c.mu.Unlock()
-	return !queued && c.Idle()
+	return !queued && c.store.Idle()
 }
 
 // done marks the end of the work taken by take.

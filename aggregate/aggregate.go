@@ -72,7 +72,7 @@ type Controller struct {
 	scoped map[model.ClusterID]*merger
 	runCtx context.Context // set while running
 	ran    bool
-	marked bool // MarkSynced was called on the global store
+	marked bool // the global store was marked synced
 	wg     sync.WaitGroup
 
 	// sinks are the members that take other registries' workloads, read

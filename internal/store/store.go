@@ -10,9 +10,10 @@ import (
 	"github.com/meshreg/meshreg/registry"
 )
 
-// Store is the state of one registry, one shard. Every service written
-// to it is of the shard's provider, and its endpoints are the shard's.
-// It is safe for concurrent use.
+// Store is the state of one registry, one shard. The registry writes it
+// only services of the shard's provider, whose endpoints are the shard's:
+// the store publishes every list under the shard's key. It is safe for
+// concurrent use.
 type Store struct {
 	shard    model.ShardKey
 	notifier registry.Notifier

@@ -129,7 +129,7 @@ func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []
 // usual case, the member's published list itself is handed on: it is
 // sorted, so the store keeps it without writing to it. prev is the
 // shard's list before this one, if it was kept: an endpoint that prev
-// holds where a index.Trail along it looks (at the same index, or a few
+// holds where an index.Trail along it looks (at the same index, or a few
 // places on) is not read again. A change to a few endpoints of a long
 // list (a readiness flip, a pod's labels, an endpoint added or removed)
 // comes so, and the endpoints it leaves alone are the ones least likely

@@ -14,8 +14,11 @@ import (
 // mergeService merges the versions of one service (one key) from several
 // shards, and says what it overrode.
 //
-// Kubernetes versions win over External ones (ARCHITECTURE.md decision 1): the
-// losing ServiceEntries are reported and contribute nothing. Versions of
+// Kubernetes versions win over External ones (ARCHITECTURE.md decision 1,
+// model.ComparePrecedence): byShard visits them first, in the order of
+// model.ShardKey.Compare, which ranks providers by the same rule. The
+// losing ServiceEntries are reported and contribute nothing (the store
+// hides their shards' endpoints: see visible). Versions of
 // the winning provider are merged: the first by cluster ID gives every
 // attribute, VIPs and external addresses are kept per cluster, service
 // accounts are unioned, and a version whose ports or other attributes

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/meshreg/meshreg/internal/store"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -59,8 +58,7 @@ type Settler interface {
 // A Controller is safe for concurrent use.
 type Controller struct {
 	opts Options
-	// Reader answers queries over the global merger's store.
-	*store.Reader
+	// global merges every registry; its store answers the queries.
 	global *merger
 
 	// mu guards the fields below. It is taken before any merger's mu,
@@ -74,7 +72,7 @@ type Controller struct {
 	scoped map[model.ClusterID]*merger
 	runCtx context.Context // set while running
 	ran    bool
-	marked bool // MarkSynced was called on the global store
+	marked bool // the global store was marked synced
 	wg     sync.WaitGroup
 
 	// sinks are the members that take other registries' workloads, read
@@ -106,7 +104,6 @@ func New(opts Options) *Controller {
 	g := newMerger()
 	return &Controller{
 		opts:    opts.defaults(),
-		Reader:  g.st.Reader(),
 		global:  g,
 		members: map[model.ShardKey]*member{},
 		pending: map[model.ShardKey]*member{},
@@ -283,16 +280,11 @@ func (c *Controller) forMergers(cluster model.ClusterID, f func(g *merger, globa
 // memberHandler feeds m's events to a merger; the global merger's handler
 // also forwards workloads to the sinks, in the same order.
 func (c *Controller) memberHandler(m *member, g *merger, global bool) registry.Handler {
-	offered := false // whether g was offered m's size hint; guarded by g.mu
 	apply := func(ev registry.Event) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if m.detached.Load() {
 			return
-		}
-		if !offered {
-			offered = true
-			g.reserveFor(m.reg)
 		}
 		g.apply(m.shard, ev)
 		if we, ok := ev.(registry.WorkloadEvent); ok && global {
@@ -355,90 +347,8 @@ func (c *Controller) allMembers() []*member {
 	for _, m := range c.pending {
 		out = append(out, m)
 	}
-	slices.SortFunc(out, func(a, b *member) int { return compareShards(a.shard, b.shard) })
+	slices.SortFunc(out, func(a, b *member) int { return a.shard.Compare(b.shard) })
 	return out
-}
-
-func compareShards(a, b model.ShardKey) int {
-	if a.Provider != b.Provider {
-		return int(a.Provider) - int(b.Provider)
-	}
-	switch {
-	case a.Cluster < b.Cluster:
-		return -1
-	case a.Cluster > b.Cluster:
-		return 1
-	}
-	return 0
-}
-
-// HasSynced reports whether every registry has synced (or exceeded
-// Options.SyncTimeout), every workload handed from one registry to another
-// has been applied by the receiver (see Settler), and the merged initial
-// state has reached the aggregate's subscribers.
-func (c *Controller) HasSynced() bool {
-	c.mu.Lock()
-	// Members' sync is checked every time: a registry added later holds
-	// the aggregate back until it syncs. Settling, which comes and goes
-	// with every change, gates only the first sync.
-	if !c.membersSynced() || (!c.marked && !c.membersSettled()) {
-		c.mu.Unlock()
-		return false
-	}
-	if !c.marked {
-		c.global.st.MarkSynced()
-		c.marked = true
-	}
-	c.mu.Unlock()
-	return c.Reader.HasSynced()
-}
-
-// membersSynced reports whether every member has synced or timed out. The
-// caller holds c.mu.
-func (c *Controller) membersSynced() bool {
-	for _, m := range c.members {
-		if !m.reg.HasSynced() && !c.timedOut(m) {
-			return false
-		}
-	}
-	return true
-}
-
-// membersSettled reports whether every member that has synced has also
-// settled, with no workload handed between them while it looked. The
-// caller holds c.mu.
-func (c *Controller) membersSettled() bool {
-	before := c.handed.Load()
-	for _, m := range c.members {
-		if s, ok := m.reg.(Settler); ok && m.reg.HasSynced() && !s.Settled() {
-			return false
-		}
-	}
-	return c.handed.Load() == before
-}
-
-func (c *Controller) timedOut(m *member) bool {
-	return c.opts.SyncTimeout > 0 && !m.started.IsZero() && time.Since(m.started) > c.opts.SyncTimeout
-}
-
-// Diagnostics returns the diagnostics of every registry and the
-// aggregate's own: ServiceEntries shadowed by Kubernetes Services, port
-// disagreements between clusters, registries that did not sync in time.
-func (c *Controller) Diagnostics() []model.Diagnostic {
-	out := slices.Clone(c.Reader.Diagnostics())
-	c.mu.Lock()
-	for _, m := range c.allMembers() {
-		out = append(out, m.reg.Diagnostics()...)
-		if !m.reg.HasSynced() && c.timedOut(m) {
-			out = append(out, model.Diagnostic{
-				Severity: model.Warning, Kind: "Registry", Name: m.shard.Provider.String(), Cluster: m.shard.Cluster,
-				Message: fmt.Sprintf("did not sync within %s; the aggregate reports synced without it, and its objects appear as they arrive", c.opts.SyncTimeout),
-			})
-		}
-	}
-	c.mu.Unlock()
-	model.SortDiagnostics(out)
-	return slices.CompactFunc(out, func(a, b model.Diagnostic) bool { return a == b })
 }
 
 // SubscribeCluster registers a handler for one cluster's events only: the
@@ -451,7 +361,7 @@ func (c *Controller) SubscribeCluster(cluster model.ClusterID, h registry.Handle
 	g := c.scoped[cluster]
 	if g == nil {
 		g = newMerger()
-		g.st.MarkSynced()
+		g.st.markSynced()
 		c.scoped[cluster] = g
 		for _, m := range c.allMembers() {
 			if m.shard.Cluster == cluster {
@@ -460,7 +370,7 @@ func (c *Controller) SubscribeCluster(cluster model.ClusterID, h registry.Handle
 		}
 	}
 	c.mu.Unlock()
-	return g.st.Reader().Subscribe(h)
+	return g.st.Subscribe(h)
 }
 
 // Registries returns the registries in the aggregate (not those pending as

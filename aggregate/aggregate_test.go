@@ -279,7 +279,7 @@ func TestRemoveDeletesAndDetaches(t *testing.T) {
 		if a.running.Load() {
 			t.Error("removed registry still running")
 		}
-		if n := a.Subscribers(); n != 0 {
+		if n := a.subscribers.Load(); n != 0 {
 			t.Errorf("removed registry still has %d subscribers", n)
 		}
 		if got := agg.ServiceByKey(sa.Key()); got != nil {
@@ -614,27 +614,6 @@ func TestWorkloadsSharedByDefault(t *testing.T) {
 		}
 		if got := kubeA.held(); len(got) != 0 {
 			t.Errorf("cluster a was handed its own workloads: %v", got)
-		}
-	})
-}
-
-// TestStoreSizedFromTheFirstMember: the aggregate sizes its store for the
-// first registry that delivers to it, from the registry's size hint.
-func TestStoreSizedFromTheFirstMember(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		kube := newFake(model.Kubernetes, "a")
-		kube.st.Reserve(40, 500)
-		kube.workload(model.KindPod, "pod-a", "ns", "10.0.0.1", "")
-		agg := New(Options{})
-		_ = agg.Add(kube)
-		stop := run(t, agg)
-		defer stop()
-		synctest.Wait()
-		if svcs, wls := agg.SizeHint(); svcs != 40 || wls != 500 {
-			t.Errorf("aggregate SizeHint = %d, %d; want the member's 40, 500", svcs, wls)
-		}
-		if got := len(agg.Workloads()); got != 1 {
-			t.Errorf("aggregate holds %d workloads, want 1", got)
 		}
 	})
 }

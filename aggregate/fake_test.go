@@ -12,22 +12,36 @@ import (
 )
 
 // fakeRegistry is a store-backed registry for the aggregate's tests. It
-// syncs when Run starts unless holdSync is set, and records the workload
-// events the aggregate hands it when sink is set.
+// syncs when Run starts unless holdSync is set, counts its subscriptions,
+// and records the workload events the aggregate hands it when sink is
+// set.
 type fakeRegistry struct {
-	*store.Reader
+	store.Reader
 	st       *store.Store
 	shard    model.ShardKey
 	holdSync bool
 
-	running atomic.Bool
-	mu      sync.Mutex
-	handed  []registry.WorkloadEvent
+	running     atomic.Bool
+	subscribers atomic.Int64
+	mu          sync.Mutex
+	handed      []registry.WorkloadEvent
 }
 
 func newFake(p model.Provider, cluster model.ClusterID) *fakeRegistry {
-	st := store.New(model.ShardKey{Provider: p, Cluster: cluster})
-	return &fakeRegistry{Reader: st.Reader(), st: st, shard: st.Shard()}
+	shard := model.ShardKey{Provider: p, Cluster: cluster}
+	st := store.New(shard)
+	return &fakeRegistry{Reader: st, st: st, shard: shard}
+}
+
+// Subscribe is the store's, counted while subscribed.
+func (f *fakeRegistry) Subscribe(h registry.Handler) (unsubscribe func()) {
+	f.subscribers.Add(1)
+	unsub := f.st.Subscribe(h)
+	var once sync.Once
+	return func() {
+		once.Do(func() { f.subscribers.Add(-1) })
+		unsub()
+	}
 }
 
 func (f *fakeRegistry) Provider() model.Provider { return f.shard.Provider }

@@ -1,16 +1,11 @@
 package aggregate
 
 import (
-	"cmp"
-	"fmt"
-	"net/netip"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
+	"github.com/meshreg/meshreg/internal/index"
 	"github.com/meshreg/meshreg/internal/shards"
-	"github.com/meshreg/meshreg/internal/store"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -20,7 +15,7 @@ import (
 // shard, workloads by key. The aggregate has one merger over every
 // registry, and one per cluster that a cluster-scoped subscriber asked for.
 type merger struct {
-	st *store.Store
+	st *mergedStore
 
 	// mu serialises writes from the member subscriptions, which deliver
 	// on goroutines of their own, and guards contrib.
@@ -48,29 +43,9 @@ type rawList struct {
 
 func newMerger() *merger {
 	return &merger{
-		st:      store.New(model.ShardKey{}),
+		st:      newMergedStore(),
 		contrib: map[model.ServiceKey]shards.Map[*model.Service]{},
 		raw:     map[model.ServiceKey]shards.Map[rawList]{},
-	}
-}
-
-// sizeHinter is a registry that knows about how large its initial state
-// is: meshreg's registries do, through store.Reader.SizeHint, once they
-// have sized their own store for it.
-type sizeHinter interface {
-	SizeHint() (services, workloads int)
-}
-
-// reserveFor sizes m's store for r's state, when r says how large it is
-// and the store is still empty and unsized (Store.Reserve does nothing
-// otherwise): a registry delivers its whole initial state at once, and a
-// store grown one workload at a time moves each entry again at every
-// growth. The caller holds m.mu.
-func (m *merger) reserveFor(r registry.Registry) {
-	if h, ok := r.(sizeHinter); ok {
-		if services, workloads := h.SizeHint(); services+workloads > 0 {
-			m.st.Reserve(services, workloads)
-		}
 	}
 }
 
@@ -89,9 +64,9 @@ func (m *merger) apply(shard model.ShardKey, ev registry.Event) {
 		m.setEndpoints(e.Service, e.Shard, e.Endpoints)
 	case registry.WorkloadEvent:
 		if e.Type == model.EventDelete {
-			m.st.DeleteWorkload(e.Previous.Key())
+			m.st.deleteWorkload(e.Previous.Key())
 		} else {
-			m.st.UpsertWorkload(e.Current)
+			m.st.upsertWorkload(e.Current)
 		}
 	}
 }
@@ -114,13 +89,13 @@ func (m *merger) setContribution(key model.ServiceKey, shard model.ShardKey, svc
 		m.contrib[key] = byShard
 	}
 	merged, diags := mergeService(byShard)
-	m.st.SetDiagnostics(key.String(), diags)
-	prev := m.st.Reader().ServiceByKey(key)
+	m.st.setDiagnostics(key.String(), diags)
+	prev := m.st.ServiceByKey(key)
 	if merged == nil {
-		m.st.DeleteService(key)
+		m.st.deleteService(key)
 		return
 	}
-	m.st.UpsertService(merged)
+	m.st.upsertService(merged)
 	if prev == nil || !slices.Equal(prev.Ports, merged.Ports) {
 		byShard := m.raw[key]
 		for _, shard := range byShard.Keys() {
@@ -145,7 +120,7 @@ func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []
 	} else {
 		m.raw[key] = byShard
 	}
-	m.pushEndpoints(key, shard, m.st.Reader().ServiceByKey(key), prev)
+	m.pushEndpoints(key, shard, m.st.ServiceByKey(key), prev)
 }
 
 // pushEndpoints hands the store a shard's endpoints of a service, keeping
@@ -154,7 +129,7 @@ func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []
 // usual case, the member's published list itself is handed on: it is
 // sorted, so the store keeps it without writing to it. prev is the
 // shard's list before this one, if it was kept: an endpoint that prev
-// holds where a store.Trail along it looks (at the same index, or a few
+// holds where an index.Trail along it looks (at the same index, or a few
 // places on) is not read again. A change to a few endpoints of a long
 // list (a readiness flip, a pod's labels, an endpoint added or removed)
 // comes so, and the endpoints it leaves alone are the ones least likely
@@ -162,9 +137,9 @@ func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []
 func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *model.Service, prev rawList) {
 	byShard := m.raw[key]
 	raw, ok := byShard.Get(shard)
-	var trail store.Trail // along prev, if kept: its endpoints have ports svc has
+	var trail index.Trail // along prev, if kept: its endpoints have ports svc has
 	if prev.kept {
-		trail = store.NewTrail(prev.eps)
+		trail = index.NewTrail(prev.eps)
 	}
 	served := func(ep *model.Endpoint) bool {
 		return slices.ContainsFunc(svc.Ports, func(p model.Port) bool { return p.Name == ep.ServicePortName })
@@ -184,7 +159,7 @@ func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *
 		byShard.Set(shard, raw) // in place: the shard is present
 	}
 	if kept {
-		m.st.SetShardEndpoints(shard, key, raw.eps)
+		m.st.setEndpoints(shard, key, raw.eps)
 		return
 	}
 	// The endpoints before first were read and kept already.
@@ -194,7 +169,7 @@ func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *
 			out = append(out, ep)
 		}
 	}
-	m.st.SetShardEndpoints(shard, key, out)
+	m.st.setEndpoints(shard, key, out)
 }
 
 // removeShard drops everything a shard contributed and returns the
@@ -206,7 +181,7 @@ func (m *merger) removeShard(shard model.ShardKey) []*model.WorkloadInstance {
 			keys = append(keys, key)
 		}
 	}
-	slices.SortFunc(keys, compareKeys)
+	slices.SortFunc(keys, model.ServiceKey.Compare)
 	for _, key := range keys {
 		m.setContribution(key, shard, nil)
 	}
@@ -216,14 +191,14 @@ func (m *merger) removeShard(shard model.ShardKey) []*model.WorkloadInstance {
 			keys = append(keys, key)
 		}
 	}
-	slices.SortFunc(keys, compareKeys)
+	slices.SortFunc(keys, model.ServiceKey.Compare)
 	for _, key := range keys {
 		m.setEndpoints(key, shard, nil)
 	}
 	var deleted []*model.WorkloadInstance
-	for _, w := range m.st.Reader().Workloads() {
+	for _, w := range m.st.Workloads() {
 		if workloadShard(w) == shard {
-			m.st.DeleteWorkload(w.Key())
+			m.st.deleteWorkload(w.Key())
 			deleted = append(deleted, w)
 		}
 	}
@@ -240,28 +215,27 @@ func (m *merger) prune(shard model.ShardKey, reg registry.Discovery) []*model.Wo
 			keys = append(keys, key)
 		}
 	}
-	slices.SortFunc(keys, compareKeys)
+	slices.SortFunc(keys, model.ServiceKey.Compare)
 	for _, key := range keys {
 		m.setContribution(key, shard, nil)
 	}
-	r := m.st.Reader()
 	var stale []model.ServiceKey
 	for key, byShard := range m.raw {
 		if byShard.Has(shard) && len(reg.Endpoints(key, registry.EndpointQuery{})) == 0 {
 			stale = append(stale, key)
 		}
 	}
-	slices.SortFunc(stale, compareKeys)
+	slices.SortFunc(stale, model.ServiceKey.Compare)
 	for _, key := range stale {
 		m.setEndpoints(key, shard, nil)
 	}
 	var deleted []*model.WorkloadInstance
-	for _, w := range r.Workloads() {
+	for _, w := range m.st.Workloads() {
 		if workloadShard(w) != shard {
 			continue
 		}
 		if !slices.ContainsFunc(workloadsAt(reg, w), func(x *model.WorkloadInstance) bool { return x.Key() == w.Key() }) {
-			m.st.DeleteWorkload(w.Key())
+			m.st.deleteWorkload(w.Key())
 			deleted = append(deleted, w)
 		}
 	}
@@ -284,149 +258,4 @@ func workloadShard(w *model.WorkloadInstance) model.ShardKey {
 		p = model.External
 	}
 	return model.ShardKey{Provider: p, Cluster: w.Endpoint.Cluster}
-}
-
-func compareKeys(a, b model.ServiceKey) int {
-	if c := cmp.Compare(a.Hostname, b.Hostname); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Namespace, b.Namespace)
-}
-
-// mergeService merges the versions of one service (one key) from several
-// shards, and says what it overrode.
-//
-// Kubernetes versions win over External ones (ARCHITECTURE.md decision 1): the
-// losing ServiceEntries are reported and contribute nothing. Versions of
-// the winning provider are merged: the first by cluster ID gives every
-// attribute, VIPs and external addresses are kept per cluster, service
-// accounts are unioned, and a version whose ports or other attributes
-// (resolution, mesh-external, external name, exportTo) differ from the
-// first's is reported. Ordering by cluster ID, not by arrival, keeps the result a
-// function of the objects alone.
-func mergeService(byShard shards.Map[*model.Service]) (*model.Service, []model.Diagnostic) {
-	if byShard.Len() == 0 {
-		return nil, nil
-	}
-	var (
-		firstShard model.ShardKey
-		first      *model.Service // Kubernetes first (shards.Compare)
-		diags      []model.Diagnostic
-		winners    []*model.Service
-		winShards  []model.ShardKey
-	)
-	for sh, svc := range byShard.All() {
-		if first == nil {
-			firstShard, first = sh, svc
-		}
-		if svc.Provider == first.Provider {
-			winners = append(winners, svc)
-			winShards = append(winShards, sh)
-			continue
-		}
-		diags = append(diags, model.Diagnostic{
-			Severity: model.Warning, Kind: "ServiceEntry", Namespace: svc.Namespace, Name: svc.Name,
-			Cluster: sh.Cluster,
-			Message: fmt.Sprintf("host %s is also a Kubernetes Service in namespace %s (%s); the Kubernetes Service takes precedence, this entry's service and endpoints for the host are ignored",
-				svc.Hostname, svc.Namespace, first.Name),
-		})
-	}
-	if len(winners) == 1 {
-		return first, diags
-	}
-	out := first.DeepCopy()
-	accounts := slices.Clone(first.ServiceAccounts)
-	for i, svc := range winners[1:] {
-		sh := winShards[i+1]
-		for c, vips := range svc.Addresses {
-			if out.Addresses == nil {
-				out.Addresses = map[model.ClusterID][]netip.Prefix{}
-			}
-			if _, ok := out.Addresses[c]; !ok {
-				out.Addresses[c] = slices.Clone(vips)
-			}
-		}
-		for c, addrs := range svc.ExternalAddresses {
-			if out.ExternalAddresses == nil {
-				out.ExternalAddresses = map[model.ClusterID][]string{}
-			}
-			if _, ok := out.ExternalAddresses[c]; !ok {
-				out.ExternalAddresses[c] = slices.Clone(addrs)
-			}
-		}
-		accounts = append(accounts, svc.ServiceAccounts...)
-		if differ := attributeDifferences(first, svc); differ != "" {
-			diags = append(diags, model.Diagnostic{
-				Severity: model.Warning, Kind: kindOf(svc), Namespace: svc.Namespace, Name: svc.Name,
-				Cluster: sh.Cluster,
-				Message: fmt.Sprintf("%s differ from cluster %s's; the merged service uses cluster %s's",
-					differ, firstShard.Cluster, firstShard.Cluster),
-			})
-		}
-		if !slices.Equal(svc.Ports, first.Ports) {
-			diags = append(diags, model.Diagnostic{
-				Severity: model.Warning, Kind: kindOf(svc), Namespace: svc.Namespace, Name: svc.Name,
-				Cluster: sh.Cluster,
-				Message: fmt.Sprintf("ports %s differ from cluster %s's %s; the merged service uses cluster %s's ports",
-					portList(svc.Ports), firstShard.Cluster, portList(first.Ports), firstShard.Cluster),
-			})
-		}
-	}
-	slices.Sort(accounts)
-	out.ServiceAccounts = slices.Compact(accounts)
-	return out, diags
-}
-
-// attributeDifferences names the attributes of svc, one cluster's view of
-// a service, that differ from first's, the view the merged service takes
-// them from (ports aside, which have a diagnostic of their own), with
-// both values: "resolution Passthrough (ClientSideLB), exportTo [.] ([*])".
-// It returns "" when they agree.
-func attributeDifferences(first, svc *model.Service) string {
-	var out []string
-	differ := func(name string, got, want any) {
-		out = append(out, fmt.Sprintf("%s %v (%v)", name, got, want))
-	}
-	if svc.Resolution != first.Resolution {
-		differ("resolution", svc.Resolution, first.Resolution)
-	}
-	if svc.MeshExternal != first.MeshExternal {
-		differ("meshExternal", svc.MeshExternal, first.MeshExternal)
-	}
-	if svc.ExternalName != first.ExternalName {
-		differ("externalName", quoted(svc.ExternalName), quoted(first.ExternalName))
-	}
-	if !slices.Equal(exportTo(svc), exportTo(first)) {
-		differ("exportTo", exportTo(svc), exportTo(first))
-	}
-	return strings.Join(out, ", ")
-}
-
-// exportTo returns a service's exportTo as the dump shows it: sorted,
-// ["*"] when empty.
-func exportTo(svc *model.Service) []string {
-	if len(svc.ExportTo) == 0 {
-		return []string{"*"}
-	}
-	return slices.Sorted(slices.Values(svc.ExportTo))
-}
-
-func quoted(s string) string { return strconv.Quote(s) }
-
-func kindOf(svc *model.Service) string {
-	if svc.Provider == model.External {
-		return "ServiceEntry"
-	}
-	return "Service"
-}
-
-func portList(ps []model.Port) string {
-	s := "["
-	for i, p := range ps {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%s:%d/%s", p.Name, p.Port, p.Protocol)
-	}
-	return s + "]"
 }

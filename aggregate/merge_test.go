@@ -112,7 +112,7 @@ func TestMergerKeepsEndpointsOfMergedPortsOnly(t *testing.T) {
 				for _, id := range s.want {
 					want = append(want, pool[id])
 				}
-				if got := m.st.Reader().Endpoints(key, registry.EndpointQuery{}); !slices.Equal(got, want) {
+				if got := m.st.Endpoints(key, registry.EndpointQuery{}); !slices.Equal(got, want) {
 					t.Fatalf("step %d: store holds %v, want %v", i, describe(got), describe(want))
 				}
 			}

@@ -66,7 +66,7 @@ func (c *Controller) addSink(m *member, _ WorkloadHandler) {
 	}
 	next = append(next, m)
 	c.sinks.Store(&next)
-	for _, w := range g.st.Reader().Workloads() {
+	for _, w := range g.st.Workloads() {
 		if workloadShard(w) != m.shard {
 			c.handTo(m, registry.WorkloadEvent{Type: model.EventAdd, Current: w})
 		}

@@ -34,8 +34,6 @@ import (
 // publishes them (each subscription has its own queue, so no handler runs
 // on this goroutine).
 type Controller struct {
-	*store.Reader
-
 	opts  Options
 	log   *slog.Logger
 	store *store.Store
@@ -91,17 +89,16 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 	}
 	st := store.New(model.ShardKey{Provider: model.Kubernetes, Cluster: opts.ClusterID})
 	c := &Controller{
-		Reader: st.Reader(),
-		opts:   opts,
-		log:    opts.Logger.With("cluster", string(opts.ClusterID)),
-		store:  st,
-		nsSel:  sel,
-		in:     newInbox(),
-		cl:     newCluster(),
-		dirty:  newDirtySet(),
-		net:    networkEnv{cluster: opts.Network, ranges: newNetworkRanges(opts.NetworkCIDRs)},
-		svcs:   map[types.NamespacedName]*svcState{},
-		spare:  newChanges(),
+		opts:  opts,
+		log:   opts.Logger.With("cluster", string(opts.ClusterID)),
+		store: st,
+		nsSel: sel,
+		in:    newInbox(),
+		cl:    newCluster(),
+		dirty: newDirtySet(),
+		net:   networkEnv{cluster: opts.Network, ranges: newNetworkRanges(opts.NetworkCIDRs)},
+		svcs:  map[types.NamespacedName]*svcState{},
+		spare: newChanges(),
 	}
 	c.network.Store(&c.net.cluster)
 	c.informers = c.newInformers(client)
@@ -188,7 +185,7 @@ func (c *Controller) informerSynced(name string) bool {
 // its events delivered to the subscribers. The aggregate waits for it
 // before it reports synced, so that WorkloadEntries handed in through
 // HandleWorkload are in.
-func (c *Controller) Settled() bool { return c.in.idle() && c.Idle() }
+func (c *Controller) Settled() bool { return c.in.idle() && c.store.Idle() }
 
 // Network returns the cluster's network: Options.Network, else the
 // topology.istio.io/network label of the system namespace; "" when

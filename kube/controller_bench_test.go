@@ -60,7 +60,7 @@ func benchDeliveries(b *testing.B, sc *bench.Scenario, resource string, version 
 	for !c.HasSynced() {
 		time.Sleep(time.Millisecond)
 	}
-	for !c.Idle() {
+	for !c.Settled() {
 		time.Sleep(time.Millisecond)
 	}
 	armed.Store(true)

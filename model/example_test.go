@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/meshreg/meshreg/model"
 )
@@ -50,4 +51,16 @@ func ExampleSpiffeIdentity() {
 	fmt.Println(model.SpiffeIdentity(model.DefaultTrustDomain, "default", "bookinfo-reviews"))
 	// Output:
 	// spiffe://cluster.local/ns/default/sa/bookinfo-reviews
+}
+
+func ExampleServiceKey_Compare() {
+	keys := []model.ServiceKey{
+		{Namespace: "prod", Hostname: "reviews.example.com"},
+		{Namespace: "default", Hostname: "reviews.example.com"},
+		{Namespace: "prod", Hostname: "details.example.com"},
+	}
+	slices.SortFunc(keys, model.ServiceKey.Compare)
+	fmt.Println(keys)
+	// Output:
+	// [prod/details.example.com default/reviews.example.com prod/reviews.example.com]
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"maps"
 	"net/netip"
 	"slices"
@@ -37,6 +38,16 @@ type ServiceKey struct {
 
 // String returns "namespace/hostname".
 func (k ServiceKey) String() string { return k.Namespace + "/" + string(k.Hostname) }
+
+// Compare orders service keys by hostname, then namespace: the order in
+// which registry.Discovery lists services and the dump writes them. It
+// returns -1, 0 or +1 as k sorts before, with or after o.
+func (k ServiceKey) Compare(o ServiceKey) int {
+	if c := cmp.Compare(k.Hostname, o.Hostname); c != 0 {
+		return c
+	}
+	return cmp.Compare(k.Namespace, o.Namespace)
+}
 
 // Service is a service of the mesh: a Kubernetes Service or a ServiceEntry
 // host. Values are immutable once published (see the package doc).

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"maps"
 	"net/netip"
 	"slices"
@@ -17,6 +18,23 @@ type WorkloadKey struct {
 // String returns "cluster/Kind/namespace/name".
 func (k WorkloadKey) String() string {
 	return string(k.Cluster) + "/" + k.Kind.String() + "/" + k.Namespace + "/" + k.Name
+}
+
+// Compare orders workload keys by cluster, kind (Pods before
+// WorkloadEntries), namespace and name: the order in which
+// registry.Discovery lists workloads and the dump writes them. It returns
+// -1, 0 or +1 as k sorts before, with or after o.
+func (k WorkloadKey) Compare(o WorkloadKey) int {
+	if c := cmp.Compare(k.Cluster, o.Cluster); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(k.Kind, o.Kind); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(k.Namespace, o.Namespace); c != 0 {
+		return c
+	}
+	return cmp.Compare(k.Name, o.Name)
 }
 
 // WorkloadInstance is a Pod or WorkloadEntry, published so that the other

@@ -183,8 +183,13 @@ func (a *vipAllocator) before(x, y model.ServiceKey) bool {
 	return comparePriority(x, a.keys[x].want, y, a.keys[y].want) < 0
 }
 
+// comparePriority orders keys for allocation: by the creation time of
+// the entry that wins the key, then namespace, then host. The namespace
+// comes before the host here, unlike in model.ServiceKey.Compare: this
+// order decides which key keeps a contested slot, so another would move
+// VIPs already handed out.
 func comparePriority(x model.ServiceKey, xw vipWant, y model.ServiceKey, yw vipWant) int {
-	return cmp.Or(xw.created.Compare(yw.created), compareKeys(x, y))
+	return cmp.Or(xw.created.Compare(yw.created), cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Hostname, y.Hostname))
 }
 
 // insert places a key that has no slot: it takes the first slot from its
@@ -277,8 +282,4 @@ func (a *vipAllocator) refill(freed uint16) {
 	for _, k := range again {
 		a.insert(k)
 	}
-}
-
-func compareKeys(a, b model.ServiceKey) int {
-	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Hostname, b.Hostname))
 }

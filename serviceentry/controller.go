@@ -31,10 +31,10 @@ var ErrAlreadyRunning = errors.New("serviceentry: controller already ran")
 // WorkloadEntry or Pod change recomputes only the entries that select it)
 // and writes the result to the store, which publishes the differences.
 type Controller struct {
-	*store.Reader
-
-	opts  Options
-	src   Source
+	opts Options
+	src  Source
+	// store holds the registry's state: the worker writes it, the
+	// queries and subscriptions read it (queries.go).
 	store *store.Store
 	state *state    // owned by the worker goroutine
 	nsf   *nsFilter // owned by the worker goroutine
@@ -68,7 +68,6 @@ func New(src Source, opts Options) (*Controller, error) {
 	}
 	st := store.New(model.ShardKey{Provider: model.External, Cluster: opts.ClusterID})
 	return &Controller{
-		Reader:  st.Reader(),
 		opts:    opts,
 		src:     src,
 		store:   st,
@@ -197,7 +196,7 @@ func (c *Controller) Settled() bool {
 	c.mu.Lock()
 	queued := c.busy || len(c.pending) > 0 || len(c.pods) > 0
 	c.mu.Unlock()
-	return !queued && c.Idle()
+	return !queued && c.store.Idle()
 }
 
 // done marks the end of the work taken by take.
@@ -315,7 +314,7 @@ func (c *Controller) applyPods(pods map[model.WorkloadKey]podChange, d dirty) {
 	for k := range pods {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, compareWorkloadKeys)
+	slices.SortFunc(keys, model.WorkloadKey.Compare)
 	for _, k := range keys {
 		c.state.setWorkload(k, k.Namespace, pods[k].current, d)
 	}

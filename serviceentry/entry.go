@@ -25,7 +25,7 @@ type entry struct {
 	// endpoints and selector.
 	fixed map[model.Hostname][]*model.Endpoint
 	// selectedKeys are the keys of the workloads the selector selects,
-	// sorted (compareWorkloadKeys); selected holds their endpoints, in
+	// sorted (model.WorkloadKey.Compare); selected holds their endpoints, in
 	// that order.
 	selectedKeys []model.WorkloadKey
 	selected     []*model.Endpoint
@@ -107,21 +107,6 @@ func (e *entry) endpoints(host model.Hostname) []*model.Endpoint {
 // and the workloadSelector's labels match.
 func (e *entry) selects(w *model.WorkloadInstance) bool {
 	return w != nil && e.selector != nil && w.Namespace == e.ref.Namespace && model.SelectorMatches(e.selector, w.Endpoint.Labels)
-}
-
-// comparePrecedence orders the entries that declare one host in one
-// namespace: the oldest first, then by name.
-func comparePrecedence(a, b *entry) int {
-	if c := a.created.Compare(b.created); c != 0 {
-		return c
-	}
-	switch {
-	case a.ref.Name < b.ref.Name:
-		return -1
-	case a.ref.Name > b.ref.Name:
-		return 1
-	}
-	return 0
 }
 
 // statusAddresses returns the VIPs an entry's status.addresses give its

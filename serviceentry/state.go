@@ -1,7 +1,6 @@
 package serviceentry
 
 import (
-	"cmp"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -172,7 +171,7 @@ func (s *state) setWorkload(key model.WorkloadKey, namespace string, wi *model.W
 // selects: a workload's change costs the entry its selected workloads,
 // not a scan of its namespace.
 func (s *state) reselect(e *entry, key model.WorkloadKey, selected bool) {
-	i, found := slices.BinarySearchFunc(e.selectedKeys, key, compareWorkloadKeys)
+	i, found := slices.BinarySearchFunc(e.selectedKeys, key, model.WorkloadKey.Compare)
 	switch {
 	case selected && !found:
 		e.selectedKeys = slices.Insert(e.selectedKeys, i, key)
@@ -195,7 +194,7 @@ func (s *state) selectWorkloads(e *entry) {
 				e.selectedKeys = append(e.selectedKeys, k)
 			}
 		}
-		slices.SortFunc(e.selectedKeys, compareWorkloadKeys)
+		slices.SortFunc(e.selectedKeys, model.WorkloadKey.Compare)
 	}
 	s.selectedEndpoints(e)
 }
@@ -218,14 +217,18 @@ func (s *state) flush(d dirty) {
 		s.alloc.set(k, s.vipWant(k, s.precedence(k)))
 	}
 	d.add(slices.Collect(maps.Keys(s.alloc.takeMoved()))...)
-	for _, k := range slices.SortedFunc(maps.Keys(d), compareKeys) {
+	for _, k := range slices.SortedFunc(maps.Keys(d), model.ServiceKey.Compare) {
 		s.writeKey(k, s.precedence(k))
 	}
 }
 
-// precedence returns the entries that declare a key, the winner first.
+// precedence returns the entries that declare a key, the winner first:
+// the one whose service for the key wins model.ComparePrecedence (the
+// oldest, then by name).
 func (s *state) precedence(k model.ServiceKey) []*entry {
-	return slices.SortedFunc(maps.Values(s.byKey[k]), comparePrecedence)
+	return slices.SortedFunc(maps.Values(s.byKey[k]), func(a, b *entry) int {
+		return model.ComparePrecedence(a.service(k.Hostname), b.service(k.Hostname))
+	})
 }
 
 // vipWant returns what a key asks of the VIP allocator, nil for nothing:
@@ -276,11 +279,6 @@ func (s *state) writeKey(k model.ServiceKey, es []*entry) {
 	}
 	s.store.SetEndpoints(k, eps)
 	s.store.SetDiagnostics(diagOwner, ds)
-}
-
-func compareWorkloadKeys(a, b model.WorkloadKey) int {
-	return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Kind, b.Kind),
-		cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }
 
 func addTo[K, K2 comparable, V any](m map[K]map[K2]V, k K, k2 K2, v V) {

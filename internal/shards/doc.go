@@ -7,6 +7,6 @@
 // hundreds of bytes and an allocation even for one entry, and its keys
 // must be sorted whenever the shards are visited in order. A Map holds
 // one entry in a single small allocation and visits its entries in shard
-// order (Kubernetes before External, then by cluster ID) without
-// sorting.
+// order (model.ShardKey.Compare: Kubernetes before External, then by
+// cluster ID) without sorting.
 package shards

@@ -1,7 +1,6 @@
 package shards
 
 import (
-	"cmp"
 	"iter"
 	"slices"
 
@@ -20,14 +19,8 @@ type entry[V any] struct {
 	value V
 }
 
-// Compare orders shard keys: by provider (Kubernetes first), then by
-// cluster ID.
-func Compare(a, b model.ShardKey) int {
-	return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Cluster, b.Cluster))
-}
-
 func (m *Map[V]) find(k model.ShardKey) (int, bool) {
-	return slices.BinarySearchFunc(m.entries, k, func(e entry[V], k model.ShardKey) int { return Compare(e.key, k) })
+	return slices.BinarySearchFunc(m.entries, k, func(e entry[V], k model.ShardKey) int { return e.key.Compare(k) })
 }
 
 // Get returns the value of k and whether it is present.
@@ -68,7 +61,7 @@ func (m *Map[V]) Delete(k model.ShardKey) {
 // Len returns the number of entries.
 func (m *Map[V]) Len() int { return len(m.entries) }
 
-// All visits the entries in shard order (see Compare). The map must not
+// All visits the entries in shard order (model.ShardKey.Compare). The map must not
 // change during the visit.
 func (m *Map[V]) All() iter.Seq2[model.ShardKey, V] {
 	return func(yield func(model.ShardKey, V) bool) {

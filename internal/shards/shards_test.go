@@ -49,16 +49,8 @@ func TestMapAgainstBuiltin(t *testing.T) {
 			}
 			visited = append(visited, k)
 		}
-		if !slices.IsSortedFunc(visited, Compare) || !slices.Equal(visited, m.Keys()) {
+		if !slices.IsSortedFunc(visited, model.ShardKey.Compare) || !slices.Equal(visited, m.Keys()) {
 			t.Fatalf("step %d: entries not in shard order: %v", i, visited)
 		}
-	}
-}
-
-func TestCompareOrder(t *testing.T) {
-	k8s := model.ShardKey{Provider: model.Kubernetes, Cluster: "z"}
-	se := model.ShardKey{Provider: model.External, Cluster: "a"}
-	if Compare(k8s, se) >= 0 || Compare(se, k8s) <= 0 || Compare(se, se) != 0 {
-		t.Error("Kubernetes shards must sort before ServiceEntry shards")
 	}
 }

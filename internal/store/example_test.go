@@ -20,7 +20,7 @@ func Example() {
 	}
 
 	done := make(chan struct{})
-	unsubscribe := s.Reader().Subscribe(registry.HandlerFuncs{
+	unsubscribe := s.Subscribe(registry.HandlerFuncs{
 		ServiceFunc: func(e registry.ServiceEvent) { fmt.Println(e.Type, e.Service().Hostname) },
 		EndpointsFunc: func(e registry.EndpointsEvent) {
 			fmt.Println("endpoints", e.Shard, len(e.Endpoints))
@@ -35,7 +35,7 @@ func Example() {
 	s.UpsertService(svc)
 	<-done
 
-	for _, t := range s.Reader().ProxyTargets("default", netip.MustParseAddr("10.1.0.1")) {
+	for _, t := range s.ProxyTargets("default", netip.MustParseAddr("10.1.0.1")) {
 		fmt.Println(t.Service.Hostname, t.Port.Port, t.TargetPort)
 	}
 	// Output:

@@ -100,13 +100,12 @@ func (r *recorder) expect(t *testing.T, want ...string) {
 	}
 }
 
-// newStore returns a store of the Kubernetes shard and a recorder
-// subscribed to it; the subscription ends with the test.
-func newStore(t *testing.T) (*store.Store, *store.Reader, *recorder) {
+// newStore returns a store of the Kubernetes shard, its read side, and a
+// recorder subscribed to it; the subscription ends with the test.
+func newStore(t *testing.T) (*store.Store, store.Reader, *recorder) {
 	t.Helper()
 	s := store.New(kubeShard)
-	r := s.Reader()
 	rec := &recorder{}
-	t.Cleanup(r.Subscribe(rec))
-	return s, r, rec
+	t.Cleanup(s.Subscribe(rec))
+	return s, s, rec
 }

@@ -23,7 +23,7 @@ func TestInitialMarksTheReplayOnly(t *testing.T) {
 		var mu sync.Mutex
 		var got []bool
 		record := func(initial bool) { mu.Lock(); got = append(got, initial); mu.Unlock() }
-		defer s.Reader().Subscribe(registry.HandlerFuncs{
+		defer s.Subscribe(registry.HandlerFuncs{
 			ServiceFunc:   func(e registry.ServiceEvent) { record(e.Initial) },
 			EndpointsFunc: func(e registry.EndpointsEvent) { record(e.Initial) },
 			WorkloadFunc:  func(e registry.WorkloadEvent) { record(e.Initial) },

@@ -1,77 +1,63 @@
 package store
 
 import (
-	"cmp"
 	"net/netip"
-	"slices"
 
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
 
-// Reader is the read side of a Store: registry.Discovery plus Subscribe and
-// HasSynced. Registries embed it.
-type Reader struct {
-	s *Store
+// Reader is the read side of a Store: registry.Discovery, Subscribe and
+// HasSynced. A *Store is one; a registry may embed a Reader to answer
+// those from its store without exposing the store's writes.
+type Reader interface {
+	registry.Discovery
+	Subscribe(h registry.Handler) (unsubscribe func())
+	HasSynced() bool
 }
 
-var _ registry.Discovery = (*Reader)(nil)
+var _ Reader = (*Store)(nil)
 
 // Services returns every service sorted by hostname and namespace. The
 // slice is cached until the next change.
-func (r *Reader) Services() []*model.Service {
-	if v := r.s.servicesView.Load(); v != nil {
-		return *v
+func (s *Store) Services() []*model.Service {
+	if v := s.services.Cached(); v != nil {
+		return v
 	}
-	s := r.s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make([]*model.Service, 0, len(s.services))
-	for _, svc := range s.services {
-		out = append(out, svc)
-	}
-	slices.SortFunc(out, CompareServices)
-	s.servicesView.Store(&out)
-	return out
+	return s.services.Sorted()
 }
 
-// CompareServices orders services as the dump does: by hostname, then
-// namespace.
-func CompareServices(a, b *model.Service) int {
-	if c := cmp.Compare(a.Hostname, b.Hostname); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Namespace, b.Namespace)
-}
-
-// GetService returns the service with the hostname that wins precedence.
-func (r *Reader) GetService(hostname model.Hostname) *model.Service {
-	r.s.mu.RLock()
-	defer r.s.mu.RUnlock()
-	return r.s.byHost[hostname].first
+// GetService returns the service with the hostname that wins precedence
+// (model.ComparePrecedence), or nil.
+func (s *Store) GetService(hostname model.Hostname) *model.Service {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.services.Winner(hostname)
 }
 
 // ServiceByKey returns the service with the key, or nil.
-func (r *Reader) ServiceByKey(key model.ServiceKey) *model.Service {
-	r.s.mu.RLock()
-	defer r.s.mu.RUnlock()
-	return r.s.services[key]
+func (s *Store) ServiceByKey(key model.ServiceKey) *model.Service {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.services.Get(key)
 }
 
 // Endpoints returns the endpoints of a present service. Without a filter
 // the stored slice itself is returned.
-func (r *Reader) Endpoints(key model.ServiceKey, q registry.EndpointQuery) []*model.Endpoint {
-	r.s.mu.RLock()
-	defer r.s.mu.RUnlock()
-	set := r.s.endpoints[key]
-	if set == nil || set.svc == nil {
+func (s *Store) Endpoints(key model.ServiceKey, q registry.EndpointQuery) []*model.Endpoint {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	set := s.endpoints[key]
+	if set == nil || set.owner.Service == nil {
 		return nil
 	}
 	if q == (registry.EndpointQuery{}) {
-		return set.merged
+		return set.eps
 	}
 	var out []*model.Endpoint
-	for _, ep := range set.merged {
+	for _, ep := range set.eps {
 		if q.Matches(ep) {
 			out = append(out, ep)
 		}
@@ -81,124 +67,60 @@ func (r *Reader) Endpoints(key model.ServiceKey, q registry.EndpointQuery) []*mo
 
 // Workloads returns every workload, sorted. The slice is cached until the
 // next change.
-func (r *Reader) Workloads() []*model.WorkloadInstance {
-	if v := r.s.workloadsView.Load(); v != nil {
-		return *v
+func (s *Store) Workloads() []*model.WorkloadInstance {
+	if v := s.workloads.Cached(); v != nil {
+		return v
 	}
-	s := r.s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make([]*model.WorkloadInstance, 0, len(s.workloads))
-	for _, w := range s.workloads {
-		out = append(out, w)
-	}
-	slices.SortFunc(out, compareWorkloads)
-	s.workloadsView.Store(&out)
-	return out
+	return s.workloads.Sorted()
 }
 
 // WorkloadsByIP returns the workloads with the address.
-func (r *Reader) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
-	r.s.mu.RLock()
-	defer r.s.mu.RUnlock()
-	return r.s.workloadsByIP.Get(ip)
+func (s *Store) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.workloads.ByIP(ip)
 }
 
 // ProxyTargets returns the service ports served by endpoints with one of
 // the IPs, limited to a namespace when one is given.
-func (r *Reader) ProxyTargets(namespace string, ips ...netip.Addr) []model.ServiceTarget {
-	r.s.mu.RLock()
-	defer r.s.mu.RUnlock()
-	var out []model.ServiceTarget
-	for _, ip := range ips {
-		refs := r.s.byIP.Get(ip)
-		for _, ref := range refs {
-			if namespace != "" && ref.set.key.Namespace != namespace {
-				continue
-			}
-			svc := ref.set.svc // indexed endpoints belong to present services
-			port, ok := svc.PortByName(ref.ep.ServicePortName)
-			if !ok {
-				continue
-			}
-			if out == nil {
-				out = make([]model.ServiceTarget, 0, len(refs))
-			}
-			out = append(out, model.ServiceTarget{Service: svc, Port: port, TargetPort: ref.ep.Port})
-		}
-	}
-	return SortTargets(out)
-}
-
-// SortTargets sorts targets by hostname, namespace, port and target port
-// and drops duplicates.
-func SortTargets(ts []model.ServiceTarget) []model.ServiceTarget {
-	if len(ts) < 2 {
-		return ts
-	}
-	c := func(a, b model.ServiceTarget) int {
-		if c := CompareServices(a.Service, b.Service); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Port.Port, b.Port.Port); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.TargetPort, b.TargetPort)
-	}
-	slices.SortFunc(ts, c)
-	return slices.CompactFunc(ts, func(a, b model.ServiceTarget) bool { return c(a, b) == 0 })
+func (s *Store) ProxyTargets(namespace string, ips ...netip.Addr) []model.ServiceTarget {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.byIP.ProxyTargets(namespace, ips)
 }
 
 // Diagnostics returns every diagnostic, sorted. The slice is cached until
 // the next change.
-func (r *Reader) Diagnostics() []model.Diagnostic {
-	if v := r.s.diagsView.Load(); v != nil {
-		return *v
+func (s *Store) Diagnostics() []model.Diagnostic {
+	if v := s.diags.Cached(); v != nil {
+		return v
 	}
-	s := r.s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := []model.Diagnostic{}
-	for _, ds := range s.diags {
-		out = append(out, ds...)
-	}
-	model.SortDiagnostics(out)
-	s.diagsView.Store(&out)
-	return out
+	return s.diags.Sorted()
 }
 
-// Subscribe registers h; it first receives the current state.
-func (r *Reader) Subscribe(h registry.Handler) (unsubscribe func()) {
-	s := r.s
+// Subscribe registers h; it first receives the current state: every
+// service, sorted, then the endpoints of each, then every workload,
+// sorted.
+func (s *Store) Subscribe(h registry.Handler) (unsubscribe func()) {
 	// Exclusive, so that no write slips between the snapshot and the
 	// registration.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	svcs := make([]*model.Service, 0, len(s.services))
-	for _, svc := range s.services {
-		svcs = append(svcs, svc)
-	}
-	slices.SortFunc(svcs, CompareServices)
-	initial := make([]registry.Event, 0, 2*len(svcs)+len(s.workloads))
+	svcs := s.services.Sorted()
+	ws := s.workloads.Sorted()
+	initial := make([]registry.Event, 0, 2*len(svcs)+len(ws))
 	for _, svc := range svcs {
 		initial = append(initial, registry.ServiceEvent{Type: model.EventAdd, Current: svc, Initial: true})
 	}
 	for _, svc := range svcs {
-		set := s.endpoints[svc.Key()]
-		if set == nil {
-			continue
-		}
-		for shard, eps := range set.byShard.All() {
-			if visible(svc, shard) {
-				initial = append(initial, registry.EndpointsEvent{Shard: shard, Service: svc.Key(), Endpoints: eps, Initial: true})
-			}
+		if set := s.endpoints[svc.Key()]; set != nil {
+			initial = append(initial, registry.EndpointsEvent{Shard: s.shard, Service: set.owner.Key, Endpoints: set.eps, Initial: true})
 		}
 	}
-	ws := make([]*model.WorkloadInstance, 0, len(s.workloads))
-	for _, w := range s.workloads {
-		ws = append(ws, w)
-	}
-	slices.SortFunc(ws, compareWorkloads)
 	for _, w := range ws {
 		initial = append(initial, registry.WorkloadEvent{Type: model.EventAdd, Current: w, Initial: true})
 	}
@@ -207,26 +129,6 @@ func (r *Reader) Subscribe(h registry.Handler) (unsubscribe func()) {
 
 // HasSynced reports whether MarkSynced was called and every event published
 // until then has reached the handlers.
-func (r *Reader) HasSynced() bool {
-	return r.s.synced.Load() && r.s.notifier.Delivered(r.s.syncMark.Load())
+func (s *Store) HasSynced() bool {
+	return s.synced.Load() && s.notifier.Delivered(s.syncMark.Load())
 }
-
-// Idle reports whether every event published so far has reached every
-// subscriber's handler.
-func (r *Reader) Idle() bool {
-	return r.s.notifier.Delivered(r.s.notifier.Mark())
-}
-
-// SizeHint returns the numbers of services and of workloads the store
-// was sized for (Store.Reserve): what the registry expected its initial
-// state to hold. Zeros when it was not sized. An aggregate sizes its own
-// store from the first registry that delivers to it.
-func (r *Reader) SizeHint() (services, workloads int) {
-	if h := r.s.hint.Load(); h != nil {
-		return h[0], h[1]
-	}
-	return 0, 0
-}
-
-// Subscribers returns the number of subscriptions.
-func (r *Reader) Subscribers() int { return r.s.notifier.Len() }

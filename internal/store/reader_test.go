@@ -15,7 +15,7 @@ import (
 
 func TestProxyTargets(t *testing.T) {
 	s := store.New(kubeShard)
-	r := s.Reader()
+	r := s
 	reviews, ratings, other := kubeService("default", "reviews"), kubeService("default", "ratings"), kubeService("prod", "reviews")
 	reviews.Ports = append(reviews.Ports, model.Port{Name: "grpc", Port: 9090, Protocol: model.GRPC})
 	for _, svc := range []*model.Service{reviews, ratings, other} {
@@ -84,68 +84,28 @@ func TestProxyTargets(t *testing.T) {
 	}
 }
 
-// GetService picks, among the services that declare a hostname in
-// different namespaces, a Kubernetes Service first, then the oldest
-// ServiceEntry, then by namespace and name; and it agrees with the store
-// whatever the order of the writes.
+// GetService answers, among the entries that declare a hostname in
+// different namespaces, the one that wins model.ComparePrecedence (the
+// oldest, then by namespace), and the next once it is deleted.
 func TestGetServicePrecedence(t *testing.T) {
-	const host = "reviews.default.svc.cluster.local"
-	kube := kubeService("default", "reviews")
-	tests := []struct {
-		name     string
-		services []*model.Service
-		want     string // namespace/name
-	}{
-		{"Kubernetes beats an older ServiceEntry", []*model.Service{serviceEntry("ops", "se", host, 0), kube}, "default/reviews"},
-		{"oldest ServiceEntry", []*model.Service{serviceEntry("a", "new", host, 5), serviceEntry("b", "old", host, 1)}, "b/old"},
-		{"same age: by namespace", []*model.Service{serviceEntry("zz", "se", host, 1), serviceEntry("aa", "se", host, 1)}, "aa/se"},
-		{"single", []*model.Service{serviceEntry("ops", "se", host, 3)}, "ops/se"},
-	}
-	for _, tt := range tests {
-		for _, order := range [][]*model.Service{tt.services, reversed(tt.services)} {
-			s := store.New(kubeShard)
-			for _, svc := range order {
-				s.UpsertService(svc)
-			}
-			got := s.Reader().GetService(host)
-			if got == nil || got.Namespace+"/"+got.Name != tt.want {
-				t.Errorf("%s: GetService = %v, want %s", tt.name, got, tt.want)
-			}
-		}
-	}
-
-	// The last tie-break, by name, cannot show through GetService: two
-	// services of one hostname and namespace share a key. Check the order
-	// itself.
-	a, b := serviceEntry("ns", "a", host, 1), serviceEntry("ns", "b", host, 1)
-	if store.ComparePrecedence(a, b) >= 0 || store.ComparePrecedence(b, a) <= 0 {
-		t.Error("ComparePrecedence does not order by name last")
-	}
-
-	// Removing the winner hands the hostname to the next.
-	s := store.New(kubeShard)
-	old, young := serviceEntry("a", "old", host, 1), serviceEntry("b", "young", host, 2)
-	for _, svc := range []*model.Service{kube, old, young} {
+	const host = "reviews.example.com"
+	s := store.New(seShard)
+	young, old, sameAge := serviceEntry("a", "young", host, 2), serviceEntry("z", "old", host, 1), serviceEntry("b", "old", host, 1)
+	for _, svc := range []*model.Service{young, old, sameAge} {
 		s.UpsertService(svc)
 	}
 	for _, step := range []struct {
 		remove model.ServiceKey
 		want   *model.Service
-	}{{kube.Key(), old}, {old.Key(), young}, {young.Key(), nil}} {
+	}{{model.ServiceKey{}, sameAge}, {sameAge.Key(), old}, {old.Key(), young}, {young.Key(), nil}} {
 		s.DeleteService(step.remove)
-		if got := s.Reader().GetService(host); got != step.want {
-			t.Errorf("after deleting %s: GetService = %v, want %v", step.remove, got, step.want)
+		if got := s.GetService(host); got != step.want {
+			t.Errorf("after deleting %q: GetService = %v, want %v", step.remove, got, step.want)
 		}
 	}
-	if got := s.Reader().GetService("absent.example.com"); got != nil {
+	if got := s.GetService("absent.example.com"); got != nil {
 		t.Errorf("GetService of an unknown host = %v", got)
 	}
-}
-
-func reversed[T any](s []T) []T {
-	out := slices.Clone(s)
-	slices.Reverse(out)
-	return out
 }
 
 // HasSynced is true only once the state marked synced has reached every
@@ -153,7 +113,7 @@ func reversed[T any](s []T) []T {
 func TestHasSynced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := store.New(kubeShard)
-		r := s.Reader()
+		r := s
 		if r.HasSynced() {
 			t.Fatal("HasSynced before MarkSynced")
 		}
@@ -182,7 +142,7 @@ func TestHasSyncedWithoutSubscribers(t *testing.T) {
 	s := store.New(kubeShard)
 	s.UpsertService(kubeService("default", "reviews"))
 	s.MarkSynced()
-	if !s.Reader().HasSynced() {
+	if !s.HasSynced() {
 		t.Error("HasSynced is false with nobody to deliver to")
 	}
 }
@@ -190,7 +150,7 @@ func TestHasSyncedWithoutSubscribers(t *testing.T) {
 // The sorted views are built once and shared until something changes.
 func TestViewsCached(t *testing.T) {
 	s := store.New(kubeShard)
-	r := s.Reader()
+	r := s
 	s.UpsertService(kubeService("default", "reviews"))
 	s.UpsertWorkload(pod("default", "reviews-1", "10.1.0.1"))
 	s.SetDiagnostics("a", []model.Diagnostic{{Severity: model.Error, Kind: "Service", Name: "x"}})
@@ -256,7 +216,7 @@ func TestViewsCached(t *testing.T) {
 }
 
 func TestEmptyStoreAnswers(t *testing.T) {
-	r := store.New(kubeShard).Reader()
+	r := store.New(kubeShard)
 	if got := r.Services(); got == nil || len(got) != 0 {
 		t.Errorf("Services() of an empty store = %#v, want empty", got)
 	}
@@ -276,7 +236,7 @@ func TestEndpointsQuery(t *testing.T) {
 	grpc := endpoint("10.1.0.1", 9090)
 	grpc.ServicePortName = "grpc"
 	s.SetEndpoints(svc.Key(), []*model.Endpoint{endpoint("10.1.0.2", 9080), grpc, endpoint("10.1.0.1", 9080)})
-	r := s.Reader()
+	r := s
 	keys := func(eps []*model.Endpoint) []string {
 		var out []string
 		for _, ep := range eps {
@@ -302,7 +262,7 @@ func TestEndpointsQuery(t *testing.T) {
 
 func TestDiagnostics(t *testing.T) {
 	s := store.New(kubeShard)
-	r := s.Reader()
+	r := s
 	d := func(name string) model.Diagnostic {
 		return model.Diagnostic{Severity: model.Error, Kind: "ServiceEntry", Namespace: "ns", Name: name, Message: "bad"}
 	}

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 
@@ -19,14 +18,14 @@ func TestSetEndpointsKeepsASortedList(t *testing.T) {
 
 	sorted := []*model.Endpoint{endpoint("10.1.0.1", 9080), endpoint("10.1.0.2", 9080)}
 	s.SetEndpoints(svc.Key(), sorted)
-	got := s.Reader().Endpoints(svc.Key(), registry.EndpointQuery{})
+	got := s.Endpoints(svc.Key(), registry.EndpointQuery{})
 	if len(got) != 2 || &got[0] != &sorted[0] {
 		t.Error("a sorted list was not kept as it was given")
 	}
 
 	unsorted := []*model.Endpoint{endpoint("10.1.0.9", 9080), endpoint("10.1.0.3", 9080)}
 	s.SetEndpoints(svc.Key(), unsorted)
-	got = s.Reader().Endpoints(svc.Key(), registry.EndpointQuery{})
+	got = s.Endpoints(svc.Key(), registry.EndpointQuery{})
 	if len(got) != 2 || got[0].Address() != "10.1.0.3" || got[1].Address() != "10.1.0.9" {
 		t.Errorf("an unsorted list was kept as %v %v, want it sorted", got[0].Address(), got[1].Address())
 	}
@@ -100,10 +99,10 @@ func TestSetEndpointsReplacingPublishedEndpoints(t *testing.T) {
 			svc := kubeService("default", "reviews")
 			s.UpsertService(svc)
 			s.SetEndpoints(svc.Key(), published())
-			prev := s.Reader().Endpoints(svc.Key(), registry.EndpointQuery{})
+			prev := s.Endpoints(svc.Key(), registry.EndpointQuery{})
 			s.SetEndpoints(svc.Key(), tt.next(prev))
 			var got []string
-			for _, ep := range s.Reader().Endpoints(svc.Key(), registry.EndpointQuery{}) {
+			for _, ep := range s.Endpoints(svc.Key(), registry.EndpointQuery{}) {
 				a := ep.Address()
 				if ep.Health == model.Draining {
 					a += "!"
@@ -114,47 +113,5 @@ func TestSetEndpointsReplacingPublishedEndpoints(t *testing.T) {
 				t.Errorf("stored %v, want %v", got, tt.want)
 			}
 		})
-	}
-}
-
-// A Trail holds the endpoints of the old list that the new one keeps in
-// order: at the same index, or a few places on after endpoints removed;
-// not an endpoint moved back, nor one past a run of new endpoints longer
-// than it looks.
-func TestTrail(t *testing.T) {
-	old := make([]*model.Endpoint, 12)
-	for i := range old {
-		old[i] = endpoint(fmt.Sprintf("10.1.0.%d", i+1), 9080)
-	}
-	fresh := func() *model.Endpoint { return endpoint("10.9.9.9", 9080) }
-	tests := []struct {
-		name string
-		next []*model.Endpoint
-		want []bool // Holds for each endpoint of next
-	}{
-		{"the same list", old[:4], []bool{true, true, true, true}},
-		{"one replaced", []*model.Endpoint{old[0], fresh(), old[2]}, []bool{true, false, true}},
-		{"five replaced in a row, at their places", []*model.Endpoint{old[0], fresh(), fresh(), fresh(), fresh(), fresh(), old[6]}, []bool{true, false, false, false, false, false, true}},
-		{"two removed", []*model.Endpoint{old[0], old[3], old[4]}, []bool{true, true, true}},
-		{"one added", []*model.Endpoint{old[0], fresh(), old[1], old[2]}, []bool{true, false, true, true}},
-		{"five removed: past the window", []*model.Endpoint{old[0], old[6], old[7]}, []bool{true, false, false}},
-		{"two swapped", []*model.Endpoint{old[1], old[0], old[2]}, []bool{true, false, true}},
-		{"one repeated", []*model.Endpoint{old[0], old[0], old[1]}, []bool{true, false, true}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tr := store.NewTrail(old)
-			var got []bool
-			for i, ep := range tt.next {
-				got = append(got, tr.Holds(i, ep))
-			}
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("Holds = %v, want %v", got, tt.want)
-			}
-		})
-	}
-	var zero store.Trail
-	if zero.Holds(0, old[0]) {
-		t.Error("the zero Trail holds an endpoint")
 	}
 }

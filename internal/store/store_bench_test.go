@@ -78,26 +78,10 @@ func BenchmarkSetEndpointsUnchanged(b *testing.B) {
 	}
 }
 
-// BenchmarkSetShardEndpointsMerge changes one of two clusters' lists of a
-// service, so the store merges the two sorted lists again.
-func BenchmarkSetShardEndpointsMerge(b *testing.B) {
-	st, keys := benchStore(10, 100)
-	c2 := model.ShardKey{Provider: model.Kubernetes, Cluster: "c2"}
-	st.SetShardEndpoints(c2, keys[0], benchEndpoints(1000, 100))
-	lists := [2][]*model.Endpoint{benchEndpoints(2000, 100), benchEndpoints(2000, 100)}
-	lists[1][10] = lists[1][10].DeepCopy()
-	lists[1][10].Health = model.Unhealthy
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		st.SetShardEndpoints(c2, keys[0], lists[i%2])
-	}
-}
-
 // queryStore is a store of 10,000 services of 10 pods, shared by the
 // query benchmarks.
-func queryStore(b testing.TB) (*store.Reader, []model.ServiceKey) {
-	st, keys := benchStore(10000, 10)
-	return st.Reader(), keys
+func queryStore(b testing.TB) (*store.Store, []model.ServiceKey) {
+	return benchStore(10000, 10)
 }
 
 var (
@@ -175,7 +159,7 @@ func BenchmarkQueries(b *testing.B) {
 // lookups that find nothing.
 func TestLookupMissesDoNotAllocate(t *testing.T) {
 	st, _ := benchStore(50, 5)
-	r := st.Reader()
+	r := st
 	all := registry.EndpointQuery{}
 	for name, f := range map[string]func(){
 		"GetService":    func() { r.GetService(missHost) },

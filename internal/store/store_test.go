@@ -55,7 +55,7 @@ func TestServiceEventValues(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := store.New(kubeShard)
 		var got []registry.ServiceEvent
-		defer s.Reader().Subscribe(registry.HandlerFuncs{ServiceFunc: func(e registry.ServiceEvent) { got = append(got, e) }})()
+		defer s.Subscribe(registry.HandlerFuncs{ServiceFunc: func(e registry.ServiceEvent) { got = append(got, e) }})()
 		v1, v2 := kubeService("default", "reviews"), kubeService("default", "reviews")
 		v2.Labels = map[string]string{"version": "2"}
 		s.UpsertService(v1)
@@ -153,42 +153,6 @@ func TestEndpointsBeforeService(t *testing.T) {
 	})
 }
 
-// A shard's endpoints belong to a service only while it comes from the
-// shard's provider: a Kubernetes Service does not take a ServiceEntry's
-// endpoints for the same key.
-func TestShardVisibility(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s, r, rec := newStore(t)
-		kube := kubeService("default", "reviews")
-		s.UpsertService(kube)
-		s.SetShardEndpoints(kubeShard, kube.Key(), []*model.Endpoint{endpoint("10.1.0.1", 9080)})
-		s.SetShardEndpoints(seShard, kube.Key(), []*model.Endpoint{endpoint("10.9.0.1", 80)})
-		synctest.Wait()
-		rec.expect(t, "add service "+reviewsKey, kubeEps+" [http/10.1.0.1:9080]")
-		if got := r.Endpoints(kube.Key(), registry.EndpointQuery{}); len(got) != 1 || got[0].Address() != "10.1.0.1" {
-			t.Errorf("Endpoints = %v, want only the Kubernetes shard's", got)
-		}
-
-		// The key now names a ServiceEntry: the Kubernetes shard is
-		// withdrawn before the update, the External one released after.
-		se := kubeService("default", "reviews")
-		se.Provider = model.External
-		s.UpsertService(se)
-		synctest.Wait()
-		rec.expect(t,
-			kubeEps+" []",
-			"update service "+reviewsKey,
-			"endpoints External/c1 "+reviewsKey+" [http/10.9.0.1:80]")
-		if got := r.ProxyTargets("", netip.MustParseAddr("10.1.0.1")); len(got) != 0 {
-			t.Errorf("ProxyTargets through a hidden shard = %v", got)
-		}
-
-		s.ClearShard(seShard)
-		synctest.Wait()
-		rec.expect(t, "endpoints External/c1 "+reviewsKey+" []")
-	})
-}
-
 func TestWorkloadEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, r, rec := newStore(t)
@@ -262,7 +226,7 @@ func TestSubscribeInitialState(t *testing.T) {
 		s.SetEndpoints(ratings.Key(), []*model.Endpoint{}) // no list: no event
 
 		rec := &recorder{}
-		defer s.Reader().Subscribe(rec)()
+		defer s.Subscribe(rec)()
 		s.UpsertService(kubeService("default", "details"))
 		synctest.Wait()
 		rec.expect(t,
@@ -277,39 +241,37 @@ func TestSubscribeInitialState(t *testing.T) {
 
 // The state is a function of the writes, not of their order: every order
 // of the same writes gives the same dump, the same answers, and the same
-// initial events to a subscriber that comes last.
+// initial events to a subscriber that comes last. Two entries declare one
+// host in two namespaces; the older wins it.
 func TestOrderIndependence(t *testing.T) {
-	svc := kubeService("default", "reviews")
-	se := serviceEntry("ops", "reviews-se", svc.Hostname, 1)
+	const host = "reviews.example.com"
+	older, newer := serviceEntry("ops", "reviews-old", host, 1), serviceEntry("apps", "reviews-new", host, 2)
 	writes := []func(*store.Store){
-		func(s *store.Store) { s.UpsertService(svc) },
-		func(s *store.Store) { s.UpsertService(se) },
+		func(s *store.Store) { s.UpsertService(newer) },
+		func(s *store.Store) { s.UpsertService(older) },
 		func(s *store.Store) {
-			s.SetEndpoints(svc.Key(), []*model.Endpoint{endpoint("10.1.0.2", 9080), endpoint("10.1.0.1", 9080)})
+			s.SetEndpoints(newer.Key(), []*model.Endpoint{endpoint("10.1.0.2", 80), endpoint("10.1.0.1", 80)})
 		},
+		func(s *store.Store) { s.SetEndpoints(older.Key(), []*model.Endpoint{endpoint("10.9.0.1", 80)}) },
+		func(s *store.Store) { s.UpsertWorkload(pod("ops", "reviews-1", "10.9.0.1")) },
 		func(s *store.Store) {
-			s.SetShardEndpoints(seShard, se.Key(), []*model.Endpoint{endpoint("10.9.0.1", 80)})
-		},
-		func(s *store.Store) { s.UpsertWorkload(pod("default", "reviews-1", "10.1.0.1")) },
-		func(s *store.Store) {
-			s.SetDiagnostics("ServiceEntry/ops/reviews-se", []model.Diagnostic{{Severity: model.Warning, Kind: "ServiceEntry", Namespace: "ops", Name: "reviews-se", Message: "shadowed"}})
+			s.SetDiagnostics("ServiceEntry/ops/reviews-old", []model.Diagnostic{{Severity: model.Warning, Kind: "ServiceEntry", Namespace: "ops", Name: "reviews-old", Message: "odd"}})
 		},
 	}
 	var want string
 	var wantInitial []string
 	permutations(len(writes), func(order []int) {
 		synctest.Test(t, func(t *testing.T) {
-			s := store.New(kubeShard)
+			s := store.New(seShard)
 			for _, i := range order {
 				writes[i](s)
 			}
-			r := s.Reader()
 			var buf bytes.Buffer
-			if err := registry.WriteJSON(&buf, r); err != nil {
+			if err := registry.WriteJSON(&buf, s); err != nil {
 				t.Fatal(err)
 			}
 			rec := &recorder{}
-			defer r.Subscribe(rec)()
+			defer s.Subscribe(rec)()
 			synctest.Wait()
 			initial := rec.take()
 			if want == "" {
@@ -322,8 +284,8 @@ func TestOrderIndependence(t *testing.T) {
 			if !slices.Equal(initial, wantInitial) {
 				t.Fatalf("writes in order %v give different initial events:\n%v\nwant:\n%v", order, initial, wantInitial)
 			}
-			if got := r.GetService(svc.Hostname); got != svc {
-				t.Fatalf("writes in order %v: GetService = %v, want the Kubernetes Service", order, got.Key())
+			if got := s.GetService(host); got != older {
+				t.Fatalf("writes in order %v: GetService = %v, want the older entry", order, got.Key())
 			}
 		})
 	})
@@ -359,7 +321,7 @@ func permutations(n int, f func([]int)) {
 func TestReserve(t *testing.T) {
 	for _, reserveAfter := range []int{0, 1} {
 		s := store.New(kubeShard)
-		r := s.Reader()
+		r := s
 		ws := []*model.WorkloadInstance{pod("default", "a", "10.1.0.1"), pod("default", "b", "10.1.0.2")}
 		for i, w := range ws {
 			if i == reserveAfter {
@@ -375,29 +337,6 @@ func TestReserve(t *testing.T) {
 				t.Errorf("Reserve after %d workloads: WorkloadsByIP(%v) = %v", reserveAfter, w.Endpoint.Addresses[0], got)
 			}
 		}
-	}
-}
-
-// TestSizeHint: Reserve records what the store was sized for, once, and
-// only while the store is empty and unsized, when it sizes anything.
-func TestSizeHint(t *testing.T) {
-	s := store.New(model.ShardKey{Provider: model.Kubernetes, Cluster: "c1"})
-	r := s.Reader()
-	if svcs, wls := r.SizeHint(); svcs != 0 || wls != 0 {
-		t.Errorf("SizeHint of a new store = %d, %d; want 0, 0", svcs, wls)
-	}
-	s.Reserve(20, 300)
-	if svcs, wls := r.SizeHint(); svcs != 20 || wls != 300 {
-		t.Errorf("SizeHint after Reserve(20, 300) = %d, %d", svcs, wls)
-	}
-	s.Reserve(40, 600) // does nothing to a store sized before: the first estimate stands
-	if svcs, wls := r.SizeHint(); svcs != 20 || wls != 300 {
-		t.Errorf("SizeHint after a second Reserve on the empty store = %d, %d; want 20, 300", svcs, wls)
-	}
-	s.UpsertService(kubeService("default", "reviews"))
-	s.Reserve(1, 1) // does nothing to a store that holds anything
-	if svcs, wls := r.SizeHint(); svcs != 20 || wls != 300 {
-		t.Errorf("SizeHint after Reserve on a store with a service = %d, %d; want 20, 300", svcs, wls)
 	}
 }
 

@@ -47,9 +47,8 @@ func (o Options) withDefaults() Options {
 // Registry is an in-memory registry.Registry. It is safe for concurrent
 // use. Create one with New.
 type Registry struct {
-	// Reader answers queries and subscriptions.
-	*store.Reader
-
+	// store holds what the test wrote, and answers the queries and
+	// subscriptions (queries.go).
 	store *store.Store
 	opts  Options
 
@@ -73,8 +72,7 @@ const diagnosticsOwner = "memory"
 // New returns an empty registry.
 func New(opts Options) *Registry {
 	opts = opts.withDefaults()
-	s := store.New(model.ShardKey{Provider: opts.Provider, Cluster: opts.Cluster})
-	return &Registry{Reader: s.Reader(), store: s, opts: opts}
+	return &Registry{store: store.New(model.ShardKey{Provider: opts.Provider, Cluster: opts.Cluster}), opts: opts}
 }
 
 // Provider returns the registry's provider.
@@ -123,7 +121,7 @@ func (r *Registry) AddService(svcs ...*model.Service) {
 func (r *Registry) UpdateService(key model.ServiceKey, change func(*model.Service)) error {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
-	cur := r.ServiceByKey(key)
+	cur := r.store.ServiceByKey(key)
 	if cur == nil {
 		return fmt.Errorf("%s: update service %s: %w", r, key, ErrNotFound)
 	}

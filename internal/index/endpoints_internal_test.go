@@ -1,4 +1,4 @@
-package store
+package index
 
 import (
 	"cmp"
@@ -12,17 +12,15 @@ import (
 	"github.com/meshreg/meshreg/model"
 )
 
-// TestReindexMatchesFreshIndex replaces a service's endpoints many times
+// TestReplaceMatchesFreshIndex replaces a service's endpoints many times
 // with lists that reuse earlier endpoint values, hold new ones, and hold
 // endpoints that compare equal (same port and address, other fields
 // differing), some of them dual-stack, and checks after each step that
-// the IP index holds exactly what a store given only the current list
-// holds: the incremental re-indexing, which skips endpoints kept by
-// pointer and writes a replaced one in its predecessor's place, loses
-// and duplicates nothing.
-func TestReindexMatchesFreshIndex(t *testing.T) {
+// the index holds exactly what an index given only the current list
+// holds: Replace, which skips endpoints kept by pointer and writes a
+// replaced one in its predecessor's place, loses and duplicates nothing.
+func TestReplaceMatchesFreshIndex(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 9))
-	shard := model.ShardKey{Provider: model.Kubernetes, Cluster: "c1"}
 	svc := &model.Service{Hostname: "a.ns.svc.cluster.local", Namespace: "ns", Name: "a", Provider: model.Kubernetes,
 		Ports: []model.Port{{Name: "http", Port: 80, Protocol: model.HTTP}, {Name: "grpc", Port: 90, Protocol: model.GRPC}}}
 	ips := make([]netip.Addr, 5)
@@ -47,12 +45,12 @@ func TestReindexMatchesFreshIndex(t *testing.T) {
 		return ep
 	}
 	// snapshot lists each IP's index entries as endpoint identities.
-	snapshot := func(s *Store, ids map[*model.Endpoint]int) map[netip.Addr][]int {
+	snapshot := func(x *EndpointsByIP, ids map[*model.Endpoint]int) map[netip.Addr][]int {
 		out := map[netip.Addr][]int{}
 		for _, ip := range ips {
-			for _, ref := range s.byIP.Get(ip) {
-				if ref.set.key != svc.Key() {
-					t.Fatalf("entry of %v points to set %v", ip, ref.set.key)
+			for _, ref := range x.m.Get(ip) {
+				if ref.owner.Key != svc.Key() {
+					t.Fatalf("entry of %v points to owner %v", ip, ref.owner.Key)
 				}
 				out[ip] = append(out[ip], ids[ref.ep])
 			}
@@ -61,8 +59,9 @@ func TestReindexMatchesFreshIndex(t *testing.T) {
 		return out
 	}
 
-	st := New(shard)
-	st.UpsertService(svc)
+	owner := &Owner{Key: svc.Key(), Service: svc}
+	var x EndpointsByIP
+	var held []*model.Endpoint // the list x indexes
 	for step := range 1000 {
 		var list []*model.Endpoint
 		for range r.IntN(8) {
@@ -75,34 +74,22 @@ func TestReindexMatchesFreshIndex(t *testing.T) {
 		slices.SortFunc(list, func(a, b *model.Endpoint) int { return cmp.Compare(fmt.Sprintf("%p", a), fmt.Sprintf("%p", b)) })
 		list = slices.Compact(list) // each value at most once
 		r.Shuffle(len(list), func(i, j int) { list[i], list[j] = list[j], list[i] })
-		st.SetEndpoints(svc.Key(), slices.Clone(list))
-
-		// The store keeps its list when an equal one comes in, so the
-		// reference is the list it holds.
-		var held []*model.Endpoint
-		if set := st.endpoints[svc.Key()]; set != nil {
-			held, _ = set.byShard.Get(shard)
+		// As a store does: the list sorted, and an equal one not
+		// indexed, the list held staying.
+		next := slices.Clone(list)
+		SortEndpoints(held, next)
+		if !model.EndpointsEqual(held, next) {
+			x.Replace(owner, held, next)
+			held = next
 		}
-		if !model.EndpointsEqual(sorted(held), sorted(list)) {
-			t.Fatalf("step %d: store holds %v, want %v", step, held, list)
-		}
-		fresh := New(shard)
-		fresh.UpsertService(svc)
-		fresh.SetEndpoints(svc.Key(), slices.Clone(held))
+		var fresh EndpointsByIP
+		fresh.Add(owner, held)
 		ids := map[*model.Endpoint]int{}
 		for i, ep := range pool {
 			ids[ep] = i
 		}
-		if got, want := snapshot(st, ids), snapshot(fresh, ids); !maps.EqualFunc(got, want, slices.Equal[[]int]) {
+		if got, want := snapshot(&x, ids), snapshot(&fresh, ids); !maps.EqualFunc(got, want, slices.Equal[[]int]) {
 			t.Fatalf("step %d: index %v, want %v", step, got, want)
 		}
 	}
-}
-
-func sorted(eps []*model.Endpoint) []*model.Endpoint {
-	out := slices.Clone(eps)
-	slices.SortStableFunc(out, func(a, b *model.Endpoint) int {
-		return cmp.Or(model.CompareEndpoints(a, b), cmp.Compare(a.NodeName, b.NodeName))
-	})
-	return out
 }

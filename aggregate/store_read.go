@@ -1,0 +1,134 @@
+package aggregate
+
+import (
+	"net/netip"
+
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
+)
+
+// The merged store's queries: registry.Discovery, Subscribe and
+// HasSynced over the merged state, which the Controller answers with.
+
+var _ registry.Discovery = (*mergedStore)(nil)
+
+// Services returns every service sorted by hostname and namespace. The
+// slice is cached until the next change.
+func (s *mergedStore) Services() []*model.Service {
+	if v := s.services.Cached(); v != nil {
+		return v
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.services.Sorted()
+}
+
+// GetService returns the service with the hostname that wins precedence
+// (model.ComparePrecedence), or nil.
+func (s *mergedStore) GetService(hostname model.Hostname) *model.Service {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.services.Winner(hostname)
+}
+
+// ServiceByKey returns the service with the key, or nil.
+func (s *mergedStore) ServiceByKey(key model.ServiceKey) *model.Service {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.services.Get(key)
+}
+
+// Endpoints returns the endpoints of a present service from its visible
+// shards. Without a filter the stored slice itself is returned.
+func (s *mergedStore) Endpoints(key model.ServiceKey, q registry.EndpointQuery) []*model.Endpoint {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	set := s.endpoints[key]
+	if set == nil || set.owner.Service == nil {
+		return nil
+	}
+	if q == (registry.EndpointQuery{}) {
+		return set.merged
+	}
+	var out []*model.Endpoint
+	for _, ep := range set.merged {
+		if q.Matches(ep) {
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+// Workloads returns every workload, sorted. The slice is cached until the
+// next change.
+func (s *mergedStore) Workloads() []*model.WorkloadInstance {
+	if v := s.workloads.Cached(); v != nil {
+		return v
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.workloads.Sorted()
+}
+
+// WorkloadsByIP returns the workloads with the address.
+func (s *mergedStore) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.workloads.ByIP(ip)
+}
+
+// ProxyTargets returns the service ports served by visible endpoints with
+// one of the IPs, limited to a namespace when one is given.
+func (s *mergedStore) ProxyTargets(namespace string, ips ...netip.Addr) []model.ServiceTarget {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.byIP.ProxyTargets(namespace, ips)
+}
+
+// Diagnostics returns the merge's diagnostics, sorted. The slice is
+// cached until the next change.
+func (s *mergedStore) Diagnostics() []model.Diagnostic {
+	if v := s.diags.Cached(); v != nil {
+		return v
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.diags.Sorted()
+}
+
+// Subscribe registers h; it first receives the current state: every
+// service, sorted, then each one's visible shards' lists, then every
+// workload, sorted.
+func (s *mergedStore) Subscribe(h registry.Handler) (unsubscribe func()) {
+	// Exclusive, so that no write slips between the snapshot and the
+	// registration.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	svcs := s.services.Sorted()
+	ws := s.workloads.Sorted()
+	initial := make([]registry.Event, 0, 2*len(svcs)+len(ws))
+	for _, svc := range svcs {
+		initial = append(initial, registry.ServiceEvent{Type: model.EventAdd, Current: svc, Initial: true})
+	}
+	for _, svc := range svcs {
+		set := s.endpoints[svc.Key()]
+		if set == nil {
+			continue
+		}
+		for shard, eps := range set.byShard.All() {
+			if visible(svc, shard) {
+				initial = append(initial, registry.EndpointsEvent{Shard: shard, Service: set.owner.Key, Endpoints: eps, Initial: true})
+			}
+		}
+	}
+	for _, w := range ws {
+		initial = append(initial, registry.WorkloadEvent{Type: model.EventAdd, Current: w, Initial: true})
+	}
+	return s.notifier.Subscribe(h, initial)
+}
+
+// HasSynced reports whether markSynced was called and every event
+// published until then has reached the handlers.
+func (s *mergedStore) HasSynced() bool {
+	return s.synced.Load() && s.notifier.Delivered(s.syncMark.Load())
+}

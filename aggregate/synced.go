@@ -1,0 +1,81 @@
+package aggregate
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// What the aggregate reports of its registries: whether they, and the
+// wiring between them, have synced, and their diagnostics with its own.
+
+// HasSynced reports whether every registry has synced (or exceeded
+// Options.SyncTimeout), every workload handed from one registry to another
+// has been applied by the receiver (see Settler), and the merged initial
+// state has reached the aggregate's subscribers.
+func (c *Controller) HasSynced() bool {
+	c.mu.Lock()
+	// Members' sync is checked every time: a registry added later holds
+	// the aggregate back until it syncs. Settling, which comes and goes
+	// with every change, gates only the first sync.
+	if !c.membersSynced() || (!c.marked && !c.membersSettled()) {
+		c.mu.Unlock()
+		return false
+	}
+	if !c.marked {
+		c.global.st.markSynced()
+		c.marked = true
+	}
+	c.mu.Unlock()
+	return c.global.st.HasSynced()
+}
+
+// membersSynced reports whether every member has synced or timed out. The
+// caller holds c.mu.
+func (c *Controller) membersSynced() bool {
+	for _, m := range c.members {
+		if !m.reg.HasSynced() && !c.timedOut(m) {
+			return false
+		}
+	}
+	return true
+}
+
+// membersSettled reports whether every member that has synced has also
+// settled, with no workload handed between them while it looked. The
+// caller holds c.mu.
+func (c *Controller) membersSettled() bool {
+	before := c.handed.Load()
+	for _, m := range c.members {
+		if s, ok := m.reg.(Settler); ok && m.reg.HasSynced() && !s.Settled() {
+			return false
+		}
+	}
+	return c.handed.Load() == before
+}
+
+func (c *Controller) timedOut(m *member) bool {
+	return c.opts.SyncTimeout > 0 && !m.started.IsZero() && time.Since(m.started) > c.opts.SyncTimeout
+}
+
+// Diagnostics returns the diagnostics of every registry and the
+// aggregate's own: ServiceEntries shadowed by Kubernetes Services, port
+// disagreements between clusters, registries that did not sync in time.
+func (c *Controller) Diagnostics() []model.Diagnostic {
+	out := slices.Clone(c.global.st.Diagnostics())
+	c.mu.Lock()
+	for _, m := range c.allMembers() {
+		out = append(out, m.reg.Diagnostics()...)
+		if !m.reg.HasSynced() && c.timedOut(m) {
+			out = append(out, model.Diagnostic{
+				Severity: model.Warning, Kind: "Registry", Name: m.shard.Provider.String(), Cluster: m.shard.Cluster,
+				Message: fmt.Sprintf("did not sync within %s; the aggregate reports synced without it, and its objects appear as they arrive", c.opts.SyncTimeout),
+			})
+		}
+	}
+	c.mu.Unlock()
+	model.SortDiagnostics(out)
+	return slices.CompactFunc(out, func(a, b model.Diagnostic) bool { return a == b })
+}

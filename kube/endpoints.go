@@ -52,7 +52,37 @@ type endpointMemo struct {
 type endpointWork struct {
 	merger sliceMerger
 	slices []*sliceInfo
+	align  []int
 	anon   model.Endpoint
+	// spare is the arrays of the last memo a computation replaced that
+	// did not work in place, cleared, for the next that does not.
+	spare endpointMemo
+}
+
+// takeSpare returns memo arrays for n merged endpoints and nports ports,
+// zeroed: the spare's when they are large enough.
+func (w *endpointWork) takeSpare(n, nports int) endpointMemo {
+	s := w.spare
+	w.spare = endpointMemo{}
+	return endpointMemo{merged: sized(s.merged, n), pods: sized(s.pods, n), eps: sized(s.eps, n*nports)}
+}
+
+// keepSpare keeps a replaced memo's arrays as the spare, cleared so that
+// they hold on to nothing.
+func (w *endpointWork) keepSpare(m *endpointMemo) {
+	clear(m.merged[:cap(m.merged)])
+	clear(m.pods[:cap(m.pods)])
+	clear(m.eps[:cap(m.eps)])
+	w.spare = endpointMemo{merged: m.merged[:0], pods: m.pods[:0], eps: m.eps[:0]}
+}
+
+// sized returns s with length n, or a new slice where s is too short.
+// The elements up to s's capacity must be zero.
+func sized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // endpointEnv is what a computation reads besides the service and its
@@ -81,54 +111,66 @@ type endpointEnv interface {
 
 // serviceEndpoints computes a service's endpoints (see the stages above)
 // from its slices (in any order), reusing prev's, and returns them with
-// the slices' diagnostics and the memo of this computation, which may
-// hold prev's arrays. draining is whether the service drains its
-// endpoints (see endpointHealth).
+// the slices' diagnostics and the memo of this computation, which
+// replaces prev: it holds prev's arrays, or w keeps them for a later
+// computation. draining is whether the service drains its endpoints (see
+// endpointHealth).
 func serviceEndpoints(ns string, svc *model.Service, draining bool, slicesIn []*sliceInfo, env endpointEnv, prev *endpointMemo, w *endpointWork) ([]*model.Endpoint, []model.Diagnostic, endpointMemo) {
 	if svc.Resolution == model.Alias {
 		return nil, nil, endpointMemo{} // ExternalName services have no endpoints
 	}
 	merged, diags := w.merger.merge(slicesIn, env.cluster())
-	nports := len(svc.Ports)
-	inPlace := len(merged) == len(prev.merged) && len(prev.eps) == len(merged)*nports
-	memo := *prev
-	if !inPlace {
-		memo = endpointMemo{merged: make([]mergedEndpoint, len(merged)), pods: make([]*podInfo, len(merged)),
-			eps: make([]*model.Endpoint, len(merged)*nports)}
+	n, nports := len(merged), len(svc.Ports)
+	if len(prev.eps) != len(prev.merged)*nports {
+		prev = &endpointMemo{} // a memo of other ports: nothing to reuse
 	}
-	quiet := env.none()
-	j := 0 // the cursor in prev.merged, in the same order
-	for i := range merged {
-		m := &merged[i]
-		o := -1 // the index in prev of the same address
-		if inPlace {
-			if prev.merged[i].addr() == m.addr() {
-				o = i
-			}
-		} else {
-			for j < len(prev.merged) && prev.merged[j].addr().Less(m.addr()) {
-				j++
-			}
-			if j < len(prev.merged) && prev.merged[j].addr() == m.addr() {
-				o = j
+	memo := *prev
+	// align[i] is the index in prev of merged endpoint i's address, -1
+	// for none. In place, prev's arrays are memo's, and an endpoint
+	// reuses only what its own index held; otherwise memo's arrays are
+	// new, and the endpoints of the addresses prev has are carried over
+	// first, so that the walk below finds them in memo as in place.
+	align := w.align[:0]
+	inPlace := n == len(prev.merged)
+	if inPlace {
+		for i := range merged {
+			align = append(align, -1)
+			if prev.merged[i].addr() == merged[i].addr() {
+				align[i] = i
 			}
 		}
-		eps := column{memo.eps, i, len(merged)}
+	} else {
+		j := 0 // the cursor in prev.merged, in the same order
+		for i := range merged {
+			a := merged[i].addr()
+			for j < len(prev.merged) && prev.merged[j].addr().Less(a) {
+				j++
+			}
+			align = append(align, -1)
+			if j < len(prev.merged) && prev.merged[j].addr() == a {
+				align[i] = j
+			}
+		}
+		memo = w.takeSpare(n, nports)
+		copy(memo.merged, merged)
+		carryOver(&memo, prev, align, nports)
+	}
+	w.align = align
+	quiet := env.none()
+	for i := range merged {
+		m := &merged[i]
+		o := align[i]
+		eps := column{memo.eps, i, n}
 		var old column
 		var oldPod *podInfo
 		if o >= 0 {
-			old, oldPod = column{prev.eps, o, len(prev.merged)}, prev.pods[o]
+			old, oldPod = eps, prev.pods[o]
 		}
-		// Read before anything of the memo is written: in place, prev's
-		// arrays are memo's.
 		same := o >= 0 && prev.merged[o].sameAs(m)
 		targetRef := m.ep().pod
 		if same && targetRef.Name != "" && (quiet || !env.changed(targetRef)) {
 			// The same slice endpoint, and its pod as it was: as before.
-			memo.merged[i], memo.pods[i] = *m, oldPod
-			if !inPlace {
-				eps.copyFrom(old, nports)
-			}
+			memo.pods[i] = oldPod
 			if oldPod == nil {
 				se := m.endpoint()
 				diags = append(diags, pendingDiagnostic(ns, &se, env.cluster()))
@@ -137,7 +179,7 @@ func serviceEndpoints(ns string, svc *model.Service, draining bool, slicesIn []*
 		}
 		se := m.endpoint()
 		pod, pending := env.podFor(ns, &se)
-		memo.merged[i], memo.pods[i] = *m, pod
+		memo.pods[i] = pod
 		switch {
 		case pending:
 			eps.clear(nports)
@@ -146,9 +188,6 @@ func serviceEndpoints(ns string, svc *model.Service, draining bool, slicesIn []*
 		case same && targetRef.Name == "" && pod == oldPod && (pod == nil || quiet || !env.changed(podKey(pod))):
 			// Lent by the same pod, unchanged (its object, node and
 			// network), or by none: as before.
-			if !inPlace {
-				eps.copyFrom(old, nports)
-			}
 			continue
 		}
 		var meta *model.Endpoint
@@ -161,6 +200,11 @@ func serviceEndpoints(ns string, svc *model.Service, draining bool, slicesIn []*
 		sliceEndpoints(eps, svc, &se, meta, endpointHealth(se.conditions, draining), old)
 	}
 	memo.entries = entryEndpoints(ns, svc, env, prev.entries)
+	if inPlace {
+		copy(memo.merged, merged) // after the walk, which reads prev's
+	} else {
+		w.keepSpare(prev)
+	}
 	return assemble(svc, &memo, len(merged)), diags, memo
 }
 
@@ -192,15 +236,31 @@ func (c column) at(k int) *model.Endpoint {
 
 func (c column) set(k int, ep *model.Endpoint) { c.eps[k*c.n+c.i] = ep }
 
-func (c column) copyFrom(o column, nports int) {
-	for k := range nports {
-		c.set(k, o.at(k))
-	}
-}
-
 func (c column) clear(nports int) {
 	for k := range nports {
 		c.set(k, nil)
+	}
+}
+
+// carryOver copies into memo's columns the endpoints prev holds for the
+// addresses align maps (see serviceEndpoints), a run of consecutive
+// addresses at a time.
+func carryOver(memo, prev *endpointMemo, align []int, nports int) {
+	n, pn := len(memo.merged), len(prev.merged)
+	for i := 0; i < len(align); {
+		o := align[i]
+		if o < 0 {
+			i++
+			continue
+		}
+		r := 1
+		for i+r < len(align) && align[i+r] == o+r {
+			r++
+		}
+		for k := range nports {
+			copy(memo.eps[k*n+i:k*n+i+r], prev.eps[k*pn+o:k*pn+o+r])
+		}
+		i += r
 	}
 }
 

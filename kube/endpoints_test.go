@@ -158,13 +158,37 @@ func TestEndpointMemo(t *testing.T) {
 	// a changes: only a's endpoints are computed again.
 	env.setPod(podObj("ns", "a", "10.0.0.1", "n1", map[string]string{"v": "2"}))
 	env.changes[types.NamespacedName{Namespace: "ns", Name: "a"}] = struct{}{}
-	third, _, _ := compute(t, svc, env, &memo2, slice(flipped...))
+	third, _, memo3 := compute(t, svc, env, &memo2, slice(flipped...))
 	before, after = after, byAddr(third)
 	if after["http/10.0.0.1"] == before["http/10.0.0.1"] || after["http/10.0.0.1"].Labels["v"] != "2" {
 		t.Errorf("the changed pod's endpoint %+v, want a new one with its new labels", after["http/10.0.0.1"])
 	}
 	if after["http/10.0.0.2"] != before["http/10.0.0.2"] {
 		t.Error("an unchanged pod's endpoint was replaced")
+	}
+
+	// c's address leaves the slice, then comes back before a's: a change
+	// of membership keeps every other endpoint, on both ports.
+	clear(env.changes)
+	shrunk, _, memo4 := compute(t, svc, env, &memo3, slice(flipped[0], flipped[1], flipped[3]))
+	before, after = after, byAddr(shrunk)
+	if len(shrunk) != 4 {
+		t.Fatalf("%d endpoints after c left, want 4", len(shrunk))
+	}
+	for _, k := range []string{"http/10.0.0.1", "grpc/10.0.0.1", "http/10.0.0.2", "grpc/10.0.0.2"} {
+		if before[k] != after[k] {
+			t.Errorf("%s: an endpoint was replaced when another left", k)
+		}
+	}
+	grown, _, _ := compute(t, svc, env, &memo4, slice(flipped[2], flipped[3], flipped[1], flipped[0]))
+	before, after = after, byAddr(grown)
+	if len(grown) != 6 || after["http/10.0.0.3"] == nil {
+		t.Fatalf("%d endpoints after c came back (c's: %v), want 6", len(grown), after["http/10.0.0.3"])
+	}
+	for _, k := range []string{"http/10.0.0.1", "grpc/10.0.0.1", "http/10.0.0.2", "grpc/10.0.0.2"} {
+		if before[k] != after[k] {
+			t.Errorf("%s: an endpoint was replaced when another came", k)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"net/netip"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -26,63 +27,50 @@ func newGraph() graph {
 }
 
 // replaceSlice moves the slice key's entries from what old names to what
-// cur names; either may be nil.
+// cur names; either may be nil. The endpoints both list alike at their
+// start and at their end keep their entries, so that a slice scaled by
+// one endpoint moves that endpoint's entries, not the slice's.
 func (g *graph) replaceSlice(key types.NamespacedName, old, cur *sliceInfo) {
-	if old != nil && cur != nil && sameReferences(old, cur) {
-		return // a change of conditions, say: the same pods and addresses
-	}
+	var olds, curs []sliceEndpointInfo
 	if old != nil {
-		for i := range old.endpoints {
-			e := &old.endpoints[i]
-			if e.pod.Name != "" {
-				removeFromList(g.byPod, e.pod, key)
-				continue
-			}
-			for _, a := range e.addrs {
-				removeFromIPList(&g.byIP, a, key)
-			}
-		}
+		olds = old.endpoints
 	}
 	if cur != nil {
-		for i := range cur.endpoints {
-			e := &cur.endpoints[i]
-			if e.pod.Name != "" {
-				appendToList(g.byPod, e.pod, key)
-				continue
-			}
-			for _, a := range e.addrs {
-				appendToIPList(&g.byIP, a, key)
-			}
+		curs = cur.endpoints
+	}
+	for len(olds) > 0 && len(curs) > 0 && sameReference(&olds[0], &curs[0]) {
+		olds, curs = olds[1:], curs[1:]
+	}
+	for len(olds) > 0 && len(curs) > 0 && sameReference(&olds[len(olds)-1], &curs[len(curs)-1]) {
+		olds, curs = olds[:len(olds)-1], curs[:len(curs)-1]
+	}
+	for i := range olds {
+		e := &olds[i]
+		if e.pod.Name != "" {
+			removeFromList(g.byPod, e.pod, key)
+			continue
+		}
+		for _, a := range e.addrs {
+			removeFromIPList(&g.byIP, a, key)
+		}
+	}
+	for i := range curs {
+		e := &curs[i]
+		if e.pod.Name != "" {
+			appendToList(g.byPod, e.pod, key)
+			continue
+		}
+		for _, a := range e.addrs {
+			appendToIPList(&g.byIP, a, key)
 		}
 	}
 }
 
-// sameReferences reports whether two slices' endpoints name the same
-// pods, and list the same addresses where they name none, in the same
-// order.
-func sameReferences(old, cur *sliceInfo) bool {
-	if len(old.endpoints) != len(cur.endpoints) {
-		return false
-	}
-	for i := range cur.endpoints {
-		o, n := &old.endpoints[i], &cur.endpoints[i]
-		if o.pod != n.pod || (n.pod.Name == "" && !equalAddrs(o.addrs, n.addrs)) {
-			return false
-		}
-	}
-	return true
-}
-
-func equalAddrs(a, b []netip.Addr) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+// sameReference reports whether two slice endpoints have the same
+// entries: they name the same pod or, naming none, list the same
+// addresses in the same order.
+func sameReference(o, n *sliceEndpointInfo) bool {
+	return o.pod == n.pod && (n.pod.Name != "" || slices.Equal(o.addrs, n.addrs))
 }
 
 // slicesOf calls f with each slice that names the pod or, naming no pod,

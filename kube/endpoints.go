@@ -135,7 +135,7 @@ func serviceEndpoints(ns string, svc *model.Service, draining bool, slicesIn []*
 	if inPlace {
 		for i := range merged {
 			align = append(align, -1)
-			if prev.merged[i].addr() == merged[i].addr() {
+			if p, m := &prev.merged[i], &merged[i]; *p == *m || p.addr() == m.addr() {
 				align[i] = i
 			}
 		}

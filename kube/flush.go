@@ -17,10 +17,11 @@ import (
 // its object's conversion, and the memo of its endpoints, valid while the
 // object is the one converted.
 type svcState struct {
-	obj   *corev1.Service
-	svc   *model.Service
-	diags []model.Diagnostic // the conversion's
-	memo  endpointMemo
+	obj    *corev1.Service
+	svc    *model.Service
+	diags  []model.Diagnostic // the conversion's
+	drains bool               // see Controller.drains
+	memo   endpointMemo
 }
 
 // flush converts everything dirty and writes the results to the store:
@@ -83,7 +84,7 @@ func (c *Controller) syncService(key types.NamespacedName, env clusterView) {
 		return
 	}
 	st := c.state(key, obj)
-	eps, diags, memo := serviceEndpoints(key.Namespace, st.svc, c.drains(st.svc), c.slicesOf(key), env, &st.memo, &c.work)
+	eps, diags, memo := serviceEndpoints(key.Namespace, st.svc, st.drains, c.slicesOf(key), env, &st.memo, &c.work)
 	st.memo = memo
 	c.writeService(key, st, eps, diags)
 }
@@ -95,10 +96,16 @@ func (c *Controller) state(key types.NamespacedName, obj *corev1.Service) *svcSt
 	if st := c.svcs[key]; st != nil && st.obj == obj {
 		return st
 	}
-	svc, diags := convertService(obj, c.serviceConfig())
-	st := &svcState{obj: obj, svc: svc, diags: slices.Clip(diags)}
+	st := c.newState(obj, c.serviceConfig())
 	c.svcs[key] = st
 	return st
+}
+
+// newState returns the state of a service object: its conversion, and an
+// empty memo. Safe for concurrent use.
+func (c *Controller) newState(obj *corev1.Service, cfg serviceConfig) *svcState {
+	svc, diags := convertService(obj, cfg)
+	return &svcState{obj: obj, svc: svc, diags: slices.Clip(diags), drains: c.drains(svc)}
 }
 
 // writeService writes a converted service, its endpoints and its

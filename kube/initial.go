@@ -202,13 +202,12 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 		}
 		st := prepared[key]
 		if st == nil || st.obj != obj {
-			svc, diags := convertService(obj, cfg)
-			st = &svcState{obj: obj, svc: svc, diags: slices.Clip(diags)}
+			st = c.newState(obj, cfg)
 		}
 		w.slices = slices.AppendSeq(w.slices[:0], maps.Values(c.cl.slices[key]))
 		var memo endpointMemo
-		r.eps, r.diags, memo = serviceEndpoints(key.Namespace, st.svc, c.drains(st.svc), w.slices, env, &endpointMemo{}, w)
-		r.st = &svcState{obj: st.obj, svc: st.svc, diags: st.diags, memo: memo}
+		r.eps, r.diags, memo = serviceEndpoints(key.Namespace, st.svc, st.drains, w.slices, env, &endpointMemo{}, w)
+		r.st = &svcState{obj: st.obj, svc: st.svc, diags: st.diags, drains: st.drains, memo: memo}
 		return r
 	}
 	var (

@@ -16,11 +16,10 @@ import (
 // BenchmarkPrime is the initial conversion alone (what Run does once the
 // informers have delivered their lists) of the bench harness's medium
 // and large scenarios: the part of the initial sync that follows the
-// last list up to HasSynced, with no informer and no clientset (and
-// without the index Run builds after: see primeLocked). Each iteration converts
-// into a new controller with one subscriber, loaded (untimed) with the
-// objects through the informers' transforms; the garbage collector runs
-// before each. cpu-ns/op is the process's CPU time, all goroutines': the
+// last list up to HasSynced, with no informer and no clientset. Each
+// iteration converts into a new controller with one subscriber, loaded
+// (untimed) with the objects through the informers' transforms; the
+// garbage collector runs before each. cpu-ns/op is the process's CPU time, all goroutines': the
 // conversion spreads over Options.InitialSyncWorkers (GOMAXPROCS).
 func BenchmarkPrime(b *testing.B) {
 	for _, preset := range []string{"medium", "large"} {

@@ -25,17 +25,23 @@ meshreg differs from Istio" and ARCHITECTURE.md's decisions give the reasons):
            endpoint per port in meshreg, one per entry in Istio
            (decision 8).
   newest-slice  the endpoints at an address two slices of one Service
-           list: meshreg takes the newest slice's listing, with its ports
-           and conditions; Istio keeps per port name the listing its map
-           iteration meets first (decision 6).
+           list, and their fields: meshreg takes the newest slice's
+           listing, with its ports, conditions and pod; Istio keeps per
+           port name the listing its map iteration meets first
+           (decision 6).
+  own-ports  endpoints of a slice port that the slice's own cluster's
+           Service does not declare: meshreg gives none, even when the
+           merged Service (another cluster's ports rule it) has the port;
+           Istio indexes them (decision 8).
   orphan   endpoints of a slice whose Service its cluster does not have:
            meshreg holds them, with a diagnostic, until the Service exists
            there; Istio indexes them under the hostname anyway, so they
            join another cluster's Service of that name, or a ServiceEntry
            of that hostname.
 
-Each is an exact check path (or a path up to the endpoint's cluster), never
-a field of an endpoint both registries have. The worlds are read as the
+Each is an exact check path (or a path up to the endpoint's cluster),
+never a field of an endpoint both registries have, but for newest-slice,
+where the fields come from another listing by design. The worlds are read as the
 worlds command writes them (block YAML, one object per document).
 
 report prints the summary of a run: one line per world that differs or
@@ -93,6 +99,23 @@ def slice_listings(world, cluster):
             ns, svc, name = field(doc, 2, "namespace"), field(doc, 4, "kubernetes.io/service-name"), field(doc, 2, "name")
             for addrs in re.findall(r"^- addresses: \[(.*)\]$", doc, re.M):
                 out += [(ns, svc, name, a.strip()) for a in addrs.split(",")]
+    return out
+
+
+def own_port_gaps(world, cluster):
+    """(namespace, service name, port name) of the ports a cluster's
+    EndpointSlices list that the cluster's own Service of the slice does
+    not declare."""
+    ports = {}
+    for doc in documents(os.path.join(world, "cluster-%s.yaml" % cluster)):
+        if re.search(r"^kind: Service$", doc, re.M):
+            ports[(field(doc, 2, "namespace"), field(doc, 2, "name"))] = set(re.findall(r"^  - name: (\S+)$", doc, re.M))
+    out = set()
+    for doc in documents(os.path.join(world, "cluster-%s.yaml" % cluster)):
+        if re.search(r"^kind: EndpointSlice$", doc, re.M):
+            key = (field(doc, 2, "namespace"), field(doc, 4, "kubernetes.io/service-name"))
+            if key in ports:
+                out |= {key + (p,) for p in re.findall(r"^- name: (\S+)$", doc, re.M) if p not in ports[key]}
     return out
 
 
@@ -171,9 +194,18 @@ def allow(world, istio_path, name):
             counts.setdefault((ns, svc, addr), set()).add(slice_name)
         for (ns, svc, addr), names in sorted(counts.items()):
             if len(names) > 1:
-                lines.append("%s service/%s.%s.%s/%s/endpoint/*/%s/*/%s newest-slice: an address two slices of a Service "
-                             "list is taken from the newest, with its ports and conditions; Istio keeps per port the listing "
-                             "its map iteration meets first (ARCHITECTURE.md decision 6)" % (name, svc, ns, DOMAIN, ns, addr, c))
+                # The endpoint, and each field of it: the newest slice's
+                # listing gives its conditions and the pod it names.
+                for tail in ("", "/*"):
+                    lines.append("%s service/%s.%s.%s/%s/endpoint/*/%s/*/%s%s newest-slice: an address two slices of a "
+                                 "Service list is taken from the newest, with its ports, conditions and pod; Istio keeps per "
+                                 "port the listing its map iteration meets first (ARCHITECTURE.md decision 6)"
+                                 % (name, svc, ns, DOMAIN, ns, addr, c, tail))
+        for ns, svc, port in sorted(own_port_gaps(world, c)):
+            lines.append("%s service/%s.%s.%s/%s/endpoint/%s/*/%s own-ports: a slice port its cluster's Service does not "
+                         "declare gives no endpoints, even when the merged Service (another cluster's ports) has it; Istio "
+                         "indexes them under the merged Service's port (ARCHITECTURE.md decision 8)"
+                         % (name, svc, ns, DOMAIN, ns, port, c))
         present = {(n, v) for n, v, _ in services(world, c)}
         for ns, svc, addr in sorted(slice_addresses(world, c)):
             if (ns, svc) not in present:

@@ -59,6 +59,10 @@ type Controller struct {
 	// net decides networks; its cluster network follows the system
 	// namespace's label when Options.Network is "".
 	net networkEnv
+	// mesh is the mesh networks (SetMeshNetworks); meshGateways the
+	// gateways they give the Services they name, by Service.
+	mesh         *model.MeshNetworks
+	meshGateways map[types.NamespacedName][]model.NetworkGateway
 	// portMaps interns the port maps of the workloads memoized in the
 	// pods (see Controller.podWorkload).
 	portMaps portMaps
@@ -188,21 +192,11 @@ func (c *Controller) informerSynced(name string) bool {
 func (c *Controller) Settled() bool { return c.in.idle() && c.store.Idle() }
 
 // Network returns the cluster's network: Options.Network, else the
-// topology.istio.io/network label of the system namespace; "" when
-// neither is set. The controller's Services select another cluster's
+// topology.istio.io/network label of the system namespace, else the mesh
+// networks' network whose endpoints come from this cluster's registry
+// (SetMeshNetworks); "" when none is set. The controller's Services select another cluster's
 // WorkloadEntry only when the entry is on no network or on this one.
 func (c *Controller) Network() model.NetworkID { return *c.network.Load() }
-
-// setClusterNetwork records a new cluster network (the system
-// namespace's label). Every service's memo goes: their endpoints' network
-// may change.
-func (c *Controller) setClusterNetwork(n model.NetworkID) {
-	c.net.cluster = n
-	c.network.Store(&n)
-	for _, st := range c.svcs {
-		st.memo = endpointMemo{}
-	}
-}
 
 // HandleWorkload takes in a WorkloadEntry instance from outside (the
 // serviceentry controller, wired by the aggregate), so that this

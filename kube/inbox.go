@@ -34,6 +34,8 @@ type changes struct {
 	nodes      map[types.NamespacedName]*corev1.Node
 	namespaces map[types.NamespacedName]*corev1.Namespace
 	entries    map[types.NamespacedName]*model.WorkloadInstance
+	// mesh is the latest SetMeshNetworks, nil when none is pending.
+	mesh *meshChange
 }
 
 func newChanges() changes {
@@ -48,7 +50,7 @@ func newChanges() changes {
 }
 
 func (ch *changes) empty() bool {
-	return len(ch.services)+len(ch.slices)+len(ch.pods)+len(ch.nodes)+len(ch.namespaces)+len(ch.entries) == 0
+	return ch.mesh == nil && len(ch.services)+len(ch.slices)+len(ch.pods)+len(ch.nodes)+len(ch.namespaces)+len(ch.entries) == 0
 }
 
 func newInbox() *inbox {
@@ -106,6 +108,7 @@ func emptied(ch changes) changes {
 	ch.nodes = emptiedMap(ch.nodes)
 	ch.namespaces = emptiedMap(ch.namespaces)
 	ch.entries = emptiedMap(ch.entries)
+	ch.mesh = nil
 	return ch
 }
 
@@ -121,6 +124,9 @@ func emptiedMap[V any](m map[types.NamespacedName]V) map[types.NamespacedName]V 
 // they affect (see the on* functions). The state is a function of the
 // objects alone, so the order of a batch does not matter.
 func (c *Controller) apply(ch changes) {
+	if ch.mesh != nil {
+		c.onMeshNetworks(ch.mesh.networks)
+	}
 	for k, ns := range ch.namespaces {
 		c.onNamespace(k, ns)
 	}

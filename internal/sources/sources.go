@@ -41,7 +41,9 @@ type Config struct {
 	DomainSuffix      string
 	TrustDomain       string
 	NamespaceSelector *metav1.LabelSelector
-	Logger            *slog.Logger
+	// MeshNetworks is the aggregate's Options.MeshNetworks.
+	MeshNetworks *model.MeshNetworks
+	Logger       *slog.Logger
 	// Loader reads manifests; the zero value has the loader's defaults.
 	Loader manifest.Loader
 }
@@ -86,7 +88,7 @@ func Build(cfg Config) (*Built, error) {
 	}
 
 	b := &Built{
-		Aggregate: aggregate.New(aggregate.Options{Logger: cfg.Logger}),
+		Aggregate: aggregate.New(aggregate.Options{Logger: cfg.Logger, MeshNetworks: cfg.MeshNetworks}),
 		Manifests: map[model.ClusterID]*ManifestCluster{},
 	}
 	for i, c := range cfg.Clusters {

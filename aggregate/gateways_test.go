@@ -79,6 +79,13 @@ func TestNetworkGatewaysMergeRegistriesAndMeshNetworks(t *testing.T) {
 		if got := agg.NetworkGateways(); !slices.Equal(got, want) {
 			t.Fatalf("NetworkGateways() = %v, want %v", got, want)
 		}
+		// b's gateways lead into net-b, which the mesh networks lack.
+		if !hasMeshDiagnostic(agg, "net-b", "do not declare") {
+			t.Errorf("diagnostics %v, want one for net-b", agg.Diagnostics())
+		}
+		if hasMeshDiagnostic(agg, "net-a", "") {
+			t.Errorf("diagnostics %v: net-a is declared and has its registry", agg.Diagnostics())
+		}
 		a.mu.Lock()
 		if len(a.mesh) != 1 || a.mesh[0] != mesh {
 			t.Errorf("registry a was handed mesh networks %v, want the aggregate's once", a.mesh)
@@ -122,13 +129,15 @@ func TestNetworkGatewaysMergeRegistriesAndMeshNetworks(t *testing.T) {
 			t.Errorf("with no registry: %v, want the mesh networks' own", got)
 		}
 		// net-a takes the endpoints of cluster a, which is gone.
-		var warned bool
-		for _, d := range agg.Diagnostics() {
-			warned = warned || d.Kind == "MeshNetworks" && d.Name == "net-a" && d.Cluster == "a"
+		if !hasMeshDiagnostic(agg, "net-a", "no Kubernetes registry") {
+			t.Errorf("diagnostics %v, want one for net-a's missing cluster", agg.Diagnostics())
 		}
-		if !warned {
-			t.Errorf("no diagnostic for net-a's missing cluster: %v", agg.Diagnostics())
-		}
+	})
+}
+
+func hasMeshDiagnostic(agg *Controller, network, msg string) bool {
+	return slices.ContainsFunc(agg.Diagnostics(), func(d model.Diagnostic) bool {
+		return d.Kind == "MeshNetworks" && d.Name == network && strings.Contains(d.Message, msg)
 	})
 }
 

@@ -81,9 +81,10 @@ func (c *Controller) Diagnostics() []model.Diagnostic {
 	return slices.CompactFunc(out, func(a, b model.Diagnostic) bool { return a == b })
 }
 
-// meshDiagnostics reports mesh networks that were ignored, and networks
+// meshDiagnostics reports mesh networks that were ignored, networks
 // whose endpoints come from the registry of a cluster the aggregate has
-// no Kubernetes registry of. The caller holds c.mu.
+// no Kubernetes registry of, and gateways into networks the mesh
+// networks do not declare. The caller holds c.mu.
 func (c *Controller) meshDiagnostics() []model.Diagnostic {
 	if c.meshErr != nil {
 		return []model.Diagnostic{{
@@ -95,6 +96,14 @@ func (c *Controller) meshDiagnostics() []model.Diagnostic {
 		return nil
 	}
 	var out []model.Diagnostic
+	for _, gw := range c.global.st.NetworkGateways() {
+		if _, ok := c.mesh.Networks[gw.Network]; !ok && gw.Source != model.GatewayFromMeshNetworks {
+			out = append(out, model.Diagnostic{
+				Severity: model.Warning, Kind: "MeshNetworks", Name: string(gw.Network), Cluster: gw.Cluster,
+				Message: fmt.Sprintf("gateway %s leads into network %s, which the mesh networks do not declare", gw, gw.Network),
+			})
+		}
+	}
 	for name, nw := range c.mesh.Networks {
 		for _, ep := range nw.Endpoints {
 			if ep.FromRegistry == "" || c.members[model.ShardKey{Provider: model.Kubernetes, Cluster: ep.FromRegistry}] != nil {

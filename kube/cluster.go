@@ -39,6 +39,9 @@ type cluster struct {
 	// which NodePort gateways are reached at.
 	gatewaySvcs  set[types.NamespacedName]
 	gatewayNodes map[string]gatewayNode
+	// gatewayAPI are the network gateways of each Gateway API Gateway
+	// that declares some.
+	gatewayAPI map[types.NamespacedName][]model.NetworkGateway
 	// entries are the WorkloadEntry instances handed in, by namespace
 	// and name.
 	entries map[string]map[string]*model.WorkloadInstance
@@ -60,6 +63,7 @@ func newCluster() *cluster {
 		namespaces:   map[string]*corev1.Namespace{},
 		gatewaySvcs:  set[types.NamespacedName]{},
 		gatewayNodes: map[string]gatewayNode{},
+		gatewayAPI:   map[types.NamespacedName][]model.NetworkGateway{},
 		entries:      map[string]map[string]*model.WorkloadInstance{},
 		graph:        newGraph(),
 	}

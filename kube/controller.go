@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync/atomic"
@@ -130,6 +131,17 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("kube: controller already started")
 	}
+	if gc := c.opts.GatewayClient; gc != nil {
+		served, err := gatewayAPIServed(gc)
+		switch {
+		case err != nil:
+			return fmt.Errorf("kube: looking for the Gateway API: %w", err)
+		case served:
+			c.informers = append(c.informers, c.newGatewayInformer(gc))
+		default:
+			c.log.Info("the cluster does not serve " + gatewayAPIGroupVersion + " Gateways; no network gateways from the Gateway API")
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	wait := runInformers(ctx, c.informers)
 	defer func() { cancel(); wait() }()
@@ -225,7 +237,7 @@ func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
 // put with the object, or nil on delete. Tombstones are unwrapped;
 // objects of other types are ignored.
 func handle[T interface {
-	*corev1.Service | *sliceInfo | *podInfo | *corev1.Node | *corev1.Namespace
+	*corev1.Service | *sliceInfo | *podInfo | *corev1.Node | *corev1.Namespace | *gatewayInfo
 	GetNamespace() string
 	GetName() string
 }](c *Controller, pending func(ch *changes) map[types.NamespacedName]T) cache.ResourceEventHandler {

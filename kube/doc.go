@@ -84,6 +84,10 @@
 //     A Service the mesh networks name by registryServiceName, for a
 //     network whose endpoints come from this cluster, is that network's
 //     gateway on the port they give, unless its own label says otherwise.
+//     With Options.GatewayClient, a Gateway API Gateway labelled
+//     topology.istio.io/network is a gateway at each of its IPAddress and
+//     Hostname addresses, on its auto-passthrough TLS and its HBONE
+//     listeners (gatewayapi.go).
 //
 // # Bad input
 //

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -229,6 +230,11 @@ func (c *Controller) syncGateways() {
 		g, d := serviceGateways(svc, c.opts.ClusterID, c.meshGateways[key], c.cl.gatewayNodes)
 		gws = append(gws, g...)
 		diags = append(diags, d...)
+	}
+	for _, key := range slices.SortedFunc(maps.Keys(c.cl.gatewayAPI), compareNames) {
+		if c.namespaceSelected(key.Namespace) {
+			gws = append(gws, c.cl.gatewayAPI[key]...)
+		}
 	}
 	c.store.SetNetworkGateways(model.SortGateways(gws))
 	c.store.SetDiagnostics(gatewayDiagnosticsOwner, diags)

@@ -34,6 +34,7 @@ type changes struct {
 	nodes      map[types.NamespacedName]*corev1.Node
 	namespaces map[types.NamespacedName]*corev1.Namespace
 	entries    map[types.NamespacedName]*model.WorkloadInstance
+	gateways   map[types.NamespacedName]*gatewayInfo
 	// mesh is the latest SetMeshNetworks, nil when none is pending.
 	mesh *meshChange
 }
@@ -46,11 +47,12 @@ func newChanges() changes {
 		nodes:      map[types.NamespacedName]*corev1.Node{},
 		namespaces: map[types.NamespacedName]*corev1.Namespace{},
 		entries:    map[types.NamespacedName]*model.WorkloadInstance{},
+		gateways:   map[types.NamespacedName]*gatewayInfo{},
 	}
 }
 
 func (ch *changes) empty() bool {
-	return ch.mesh == nil && len(ch.services)+len(ch.slices)+len(ch.pods)+len(ch.nodes)+len(ch.namespaces)+len(ch.entries) == 0
+	return ch.mesh == nil && len(ch.services)+len(ch.slices)+len(ch.pods)+len(ch.nodes)+len(ch.namespaces)+len(ch.entries)+len(ch.gateways) == 0
 }
 
 func newInbox() *inbox {
@@ -108,6 +110,7 @@ func emptied(ch changes) changes {
 	ch.nodes = emptiedMap(ch.nodes)
 	ch.namespaces = emptiedMap(ch.namespaces)
 	ch.entries = emptiedMap(ch.entries)
+	ch.gateways = emptiedMap(ch.gateways)
 	ch.mesh = nil
 	return ch
 }
@@ -144,5 +147,8 @@ func (c *Controller) apply(ch changes) {
 	}
 	for k, we := range ch.entries {
 		c.onEntry(k, we)
+	}
+	for k, gw := range ch.gateways {
+		c.onGateway(k, gw)
 	}
 }

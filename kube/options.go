@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"runtime"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,6 +78,18 @@ type Options struct {
 	// converted one at a time.
 	// Default 0: runtime.GOMAXPROCS. 1 converts on Run's goroutine alone.
 	InitialSyncWorkers int
+
+	// GatewayClient, when set, is the cluster's Gateway API client: the
+	// controller then reads the Gateways labelled
+	// topology.istio.io/network as network gateways (Istio's
+	// PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API). When the cluster does
+	// not serve gateway.networking.k8s.io/v1 Gateways (the CRD is not
+	// installed), Run logs it and reads none. Default nil: none read.
+	GatewayClient gatewayclient.Interface
+
+	// ConfigCluster says that the cluster is the mesh's config cluster:
+	// only there are Gateways of class istio-remote read. Default false.
+	ConfigCluster bool
 }
 
 // Defaults, exported for documentation and tests.
@@ -110,6 +123,8 @@ func (o Options) defaults() Options {
 	}
 	// Network: "" means the system namespace's label.
 	// NetworkCIDRs: nil means no ranges.
+	// GatewayClient: nil reads no Gateways.
+	// ConfigCluster: false.
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

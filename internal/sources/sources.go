@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -128,13 +129,15 @@ func (b *Built) manifestDiagnostics() []model.Diagnostic {
 	return out
 }
 
-func kubeOptions(cfg Config, id model.ClusterID) kube.Options {
+func kubeOptions(cfg Config, id model.ClusterID, config bool, gc gatewayclient.Interface) kube.Options {
 	return kube.Options{
 		ClusterID:         id,
 		DomainSuffix:      cfg.DomainSuffix,
 		TrustDomain:       cfg.TrustDomain,
 		NamespaceSelector: cfg.NamespaceSelector,
 		Logger:            cfg.Logger.With("cluster", string(id)),
+		GatewayClient:     gc,
+		ConfigCluster:     config,
 	}
 }
 
@@ -148,7 +151,11 @@ func liveCluster(cfg Config, c Cluster, config bool) ([]registry.Registry, error
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 	}
-	kc, err := kube.New(client, kubeOptions(cfg, c.ID))
+	gc, err := gatewayclient.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
+	}
+	kc, err := kube.New(client, kubeOptions(cfg, c.ID, config, gc))
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 	}

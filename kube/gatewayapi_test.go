@@ -1,0 +1,92 @@
+package kube
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+func ptrTo[T any](v T) *T { return &v }
+
+func networkGatewayObj(name, network string, addrs []gatewayv1.GatewaySpecAddress, listeners ...gatewayv1.Listener) *gatewayv1.Gateway {
+	gw := &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "istio-system", Name: name},
+		Spec:       gatewayv1.GatewaySpec{GatewayClassName: "istio", Addresses: addrs, Listeners: listeners},
+	}
+	if network != "" {
+		gw.Labels = map[string]string{labelNetwork: network}
+	}
+	return gw
+}
+
+func ipAddr(v string) gatewayv1.GatewaySpecAddress {
+	return gatewayv1.GatewaySpecAddress{Type: ptrTo(gatewayv1.IPAddressType), Value: v}
+}
+
+func tlsListener(port gatewayv1.PortNumber, options map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue) gatewayv1.Listener {
+	mode := gatewayv1.TLSModePassthrough
+	return gatewayv1.Listener{Name: "tls", Port: port, Protocol: gatewayv1.TLSProtocolType, TLS: &gatewayv1.ListenerTLSConfig{Mode: &mode, Options: options}}
+}
+
+// servedGatewayAPI is a fake Gateway API client whose discovery lists v1
+// Gateways.
+func servedGatewayAPI(objs ...*gatewayv1.Gateway) *gatewayfake.Clientset {
+	c := gatewayfake.NewSimpleClientset()
+	for _, o := range objs {
+		// By resource: the scheme knows the type under v1beta1 too.
+		if err := c.Tracker().Create(gatewayv1.SchemeGroupVersion.WithResource("gateways"), o, o.Namespace); err != nil {
+			panic(err)
+		}
+	}
+	c.Resources = []*metav1.APIResourceList{{
+		GroupVersion: gatewayAPIGroupVersion,
+		APIResources: []metav1.APIResource{{Name: "gateways", Namespaced: true, Kind: "Gateway"}},
+	}}
+	return c
+}
+
+func TestControllerGatewayAPI(t *testing.T) {
+	gc := servedGatewayAPI(networkGatewayObj("eastwest", "net-a", []gatewayv1.GatewaySpecAddress{ipAddr("1.1.1.1")}, tlsListener(15443, nil)))
+	c := startController(t, newFakeCluster(), Options{ClusterID: "c1", GatewayClient: gc})
+	want := []model.NetworkGateway{{Network: "net-a", Cluster: "c1", Address: "1.1.1.1", Port: 15443, ServiceAccount: "istio-system/eastwest", Source: model.GatewayFromGateway}}
+	waitFor(t, "the Gateway's gateway", func() bool { return cmp.Equal(c.NetworkGateways(), want) })
+
+	gvr := gatewayv1.SchemeGroupVersion.WithResource("gateways")
+	moved := networkGatewayObj("eastwest", "net-a", []gatewayv1.GatewaySpecAddress{ipAddr("1.1.1.2")},
+		tlsListener(16000, map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{listenerModeOption: listenerModeAutoPassthrough}))
+	mustNot(t, gc.Tracker().Update(gvr, moved, "istio-system"))
+	want[0].Address, want[0].Port = "1.1.1.2", 16000
+	waitFor(t, "the changed Gateway's gateway", func() bool { return cmp.Equal(c.NetworkGateways(), want) })
+
+	mustNot(t, gc.Tracker().Delete(gvr, "istio-system", "eastwest"))
+	waitFor(t, "no gateway once the Gateway is deleted", func() bool { return len(c.NetworkGateways()) == 0 })
+}
+
+// Without the Gateway API served, a controller with a Gateway client
+// runs, and reads no Gateways.
+func TestControllerGatewayAPINotServed(t *testing.T) {
+	gc := gatewayfake.NewSimpleClientset()
+	mustNot(t, gc.Tracker().Create(gatewayv1.SchemeGroupVersion.WithResource("gateways"),
+		networkGatewayObj("eastwest", "net-a", []gatewayv1.GatewaySpecAddress{ipAddr("1.1.1.1")}, tlsListener(15443, nil)), "istio-system"))
+	c := startController(t, newFakeCluster(), Options{GatewayClient: gc})
+	if got := c.NetworkGateways(); len(got) != 0 {
+		t.Errorf("gateways from an unserved API: %v", got)
+	}
+}
+
+func TestGatewayAPIGatewaysRemoteClass(t *testing.T) {
+	gw := networkGatewayObj("remote", "net-r", []gatewayv1.GatewaySpecAddress{ipAddr("3.3.3.3")}, tlsListener(15443, nil))
+	gw.Spec.GatewayClassName = remoteGatewayClass
+	if got := gatewayAPIGateways(gw, "c1", false); len(got) != 0 {
+		t.Errorf("an istio-remote Gateway outside the config cluster: %v", got)
+	}
+	got := gatewayAPIGateways(gw, "c1", true)
+	if len(got) != 1 || got[0].ServiceAccount != "istio-system/remote-istio-remote" {
+		t.Errorf("in the config cluster: %v", got)
+	}
+}

@@ -135,7 +135,11 @@ func (c *Controller) Run(ctx context.Context) error {
 		served, err := gatewayAPIServed(gc)
 		switch {
 		case err != nil:
-			return fmt.Errorf("kube: looking for the Gateway API: %w", err)
+			c.log.Error("could not look for the Gateway API; no network gateways from it", "err", err)
+			c.store.SetDiagnostics(gatewayAPIDiagnosticsOwner, []model.Diagnostic{{
+				Severity: model.Warning, Kind: "Gateway", Cluster: c.opts.ClusterID,
+				Message: fmt.Sprintf("could not look for the Gateway API (%v); Gateways are not read", err),
+			}})
 		case served:
 			c.informers = append(c.informers, c.newGatewayInformer(gc))
 		default:

@@ -34,6 +34,10 @@ const (
 	listenerModeAutoPassthrough = "auto-passthrough"
 )
 
+// gatewayAPIDiagnosticsOwner is the store's diagnostics owner of a failure
+// to look for the Gateway API.
+const gatewayAPIDiagnosticsOwner = "GatewayAPI"
+
 // gatewayInfo is what the controller keeps of a Gateway: its key and the
 // network gateways it declares.
 type gatewayInfo struct {

@@ -1,10 +1,14 @@
 package kube
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
@@ -88,5 +92,19 @@ func TestGatewayAPIGatewaysRemoteClass(t *testing.T) {
 	got := gatewayAPIGateways(gw, "c1", true)
 	if len(got) != 1 || got[0].ServiceAccount != "istio-system/remote-istio-remote" {
 		t.Errorf("in the config cluster: %v", got)
+	}
+}
+
+// A failing discovery request: the controller runs, reads no Gateways,
+// and says why.
+func TestControllerGatewayAPIDiscoveryFails(t *testing.T) {
+	gc := gatewayfake.NewSimpleClientset()
+	gc.PrependReactor("get", "resource", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("forbidden")
+	})
+	c := startController(t, newFakeCluster(), Options{GatewayClient: gc})
+	ds := c.Diagnostics()
+	if len(ds) != 1 || ds[0].Kind != "Gateway" || !strings.Contains(ds[0].Message, "forbidden") {
+		t.Errorf("diagnostics %v, want one saying the Gateway API could not be looked for", ds)
 	}
 }

@@ -84,7 +84,9 @@ type Options struct {
 	// topology.istio.io/network as network gateways (Istio's
 	// PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API). When the cluster does
 	// not serve gateway.networking.k8s.io/v1 Gateways (the CRD is not
-	// installed), Run logs it and reads none. Default nil: none read.
+	// installed), Run logs it and reads none; when it cannot tell (the
+	// discovery request fails), it reads none and says so in a
+	// diagnostic. Default nil: none read.
 	GatewayClient gatewayclient.Interface
 
 	// ConfigCluster says that the cluster is the mesh's config cluster:

@@ -87,7 +87,9 @@
 //     With Options.GatewayClient, a Gateway API Gateway labelled
 //     topology.istio.io/network is a gateway at each of its IPAddress and
 //     Hostname addresses, on its auto-passthrough TLS and its HBONE
-//     listeners (gatewayapi.go).
+//     listeners (gatewayapi.go). Any namespace may declare gateways, as
+//     in Istio, unless Options.GatewayNamespaces names the ones that may:
+//     a mesh of tenants that do not trust each other should set it.
 //
 // # Bad input
 //

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
@@ -106,5 +107,46 @@ func TestControllerGatewayAPIDiscoveryFails(t *testing.T) {
 	ds := c.Diagnostics()
 	if len(ds) != 1 || ds[0].Kind != "Gateway" || !strings.Contains(ds[0].Message, "forbidden") {
 		t.Errorf("diagnostics %v, want one saying the Gateway API could not be looked for", ds)
+	}
+}
+
+// A hostile tenant declares itself a gateway of another network, with a
+// labelled LoadBalancer Service and a labelled Gateway: with
+// GatewayNamespaces naming the system namespace, neither is a gateway,
+// and each is reported; the system namespace's own gateway stands.
+func TestGatewayNamespacesKeepTenantsOut(t *testing.T) {
+	tenant := withIngress(gatewaySvc("grab", "net-victim", corev1.ServiceTypeLoadBalancer, svcPort("tls", 15443)), corev1.LoadBalancerIngress{IP: "198.51.100.66"})
+	tenant.Namespace = "tenant"
+	own := withIngress(gatewaySvc("eastwest", "net-victim", corev1.ServiceTypeLoadBalancer, svcPort("tls", 15443)), corev1.LoadBalancerIngress{IP: "203.0.113.1"})
+	gwObj := networkGatewayObj("grab-gw", "net-victim", []gatewayv1.GatewaySpecAddress{ipAddr("198.51.100.67")}, tlsListener(15443, nil))
+	gwObj.Namespace = "tenant"
+	for _, tt := range []struct {
+		name       string
+		namespaces []string
+		want       string
+	}{
+		{"every namespace, as Istio", nil, "net-victim/c1/198.51.100.66:15443 net-victim/c1/198.51.100.67:15443 net-victim/c1/203.0.113.1:15443"},
+		{"the system namespace", []string{"istio-system"}, "net-victim/c1/203.0.113.1:15443"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := startController(t, newFakeCluster(tenant, own), Options{ClusterID: "c1", GatewayNamespaces: tt.namespaces, GatewayClient: servedGatewayAPI(gwObj)})
+			var got []string
+			waitFor(t, "the gateways", func() bool {
+				got = got[:0]
+				for _, g := range c.NetworkGateways() {
+					got = append(got, g.String())
+				}
+				return strings.Join(got, " ") == tt.want
+			})
+			var reported []string
+			for _, d := range c.Diagnostics() {
+				if d.Namespace == "tenant" && strings.Contains(d.Message, "GatewayNamespaces") {
+					reported = append(reported, d.Kind+"/"+d.Name)
+				}
+			}
+			if wantReported := tt.namespaces != nil; wantReported != (strings.Join(reported, " ") == "Gateway/grab-gw Service/grab") {
+				t.Errorf("diagnostics about the tenant: %v", reported)
+			}
+		})
 	}
 }

@@ -16,7 +16,8 @@ import (
 
 // Network gateways come from the cluster's Services, as Istio finds them
 // (ARCHITECTURE.md, "Network gateways"): a Service is a gateway candidate
-// when it carries the topology.istio.io/network label. A NodePort
+// when it carries the topology.istio.io/network label or the mesh
+// networks name it (see SetMeshNetworks). A NodePort
 // candidate with the traffic.istio.io/nodeSelector annotation is reached
 // at its nodes' addresses. The candidates are few, so every change to
 // one, or to a node while a NodePort candidate exists, converts them all
@@ -218,6 +219,10 @@ func (c *Controller) syncGateways() {
 	var diags []model.Diagnostic
 	for _, key := range c.gatewayKeys() {
 		svc := c.cl.services[key]
+		if svc != nil && !c.gatewayNamespace(key.Namespace) {
+			diags = append(diags, c.outsideGatewayNamespaces("Service", key))
+			continue
+		}
 		if svc == nil || !c.namespaceSelected(key.Namespace) {
 			for _, gw := range c.meshGateways[key] {
 				diags = append(diags, model.Diagnostic{
@@ -232,12 +237,31 @@ func (c *Controller) syncGateways() {
 		diags = append(diags, d...)
 	}
 	for _, key := range slices.SortedFunc(maps.Keys(c.cl.gatewayAPI), compareNames) {
-		if c.namespaceSelected(key.Namespace) {
+		switch {
+		case !c.namespaceSelected(key.Namespace):
+		case !c.gatewayNamespace(key.Namespace):
+			diags = append(diags, c.outsideGatewayNamespaces("Gateway", key))
+		default:
 			gws = append(gws, c.cl.gatewayAPI[key]...)
 		}
 	}
 	c.store.SetNetworkGateways(model.SortGateways(gws))
 	c.store.SetDiagnostics(gatewayDiagnosticsOwner, diags)
+}
+
+// gatewayNamespace reports whether a namespace's objects may declare
+// gateways (Options.GatewayNamespaces).
+func (c *Controller) gatewayNamespace(ns string) bool {
+	return c.opts.GatewayNamespaces == nil || slices.Contains(c.opts.GatewayNamespaces, ns)
+}
+
+// outsideGatewayNamespaces is the diagnostic of a gateway candidate that
+// Options.GatewayNamespaces leaves out.
+func (c *Controller) outsideGatewayNamespaces(kind string, key types.NamespacedName) model.Diagnostic {
+	return model.Diagnostic{
+		Severity: model.Warning, Kind: kind, Namespace: key.Namespace, Name: key.Name, Cluster: c.opts.ClusterID,
+		Message: "declares a network gateway outside the namespaces allowed to (Options.GatewayNamespaces); not a gateway",
+	}
 }
 
 // subsetOf reports whether labels holds every label of sel; an empty sel

@@ -89,6 +89,17 @@ type Options struct {
 	// diagnostic. Default nil: none read.
 	GatewayClient gatewayclient.Interface
 
+	// GatewayNamespaces are the namespaces whose Services and Gateways
+	// may declare network gateways. Default nil: every namespace, as in
+	// Istio. A mesh whose namespaces belong to tenants that do not trust
+	// each other should name the namespaces its gateways run in (the
+	// system namespace, usually): otherwise any tenant's Service
+	// labelled topology.istio.io/network, once it has an address, is a
+	// gateway into that network, which proxies on other networks send
+	// the network's traffic to. A candidate elsewhere is ignored with a
+	// diagnostic.
+	GatewayNamespaces []string
+
 	// ConfigCluster says that the cluster is the mesh's config cluster:
 	// only there are Gateways of class istio-remote read. Default false.
 	ConfigCluster bool
@@ -127,6 +138,7 @@ func (o Options) defaults() Options {
 	// NetworkCIDRs: nil means no ranges.
 	// GatewayClient: nil reads no Gateways.
 	// ConfigCluster: false.
+	// GatewayNamespaces: nil means every namespace.
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -31,6 +31,7 @@ func TestOptionsDefaults(t *testing.T) {
 		"InitialSyncWorkers": runtime.GOMAXPROCS(0),
 		"GatewayClient":      gatewayclient.Interface(nil),
 		"ConfigCluster":      false,
+		"GatewayNamespaces":  []string(nil),
 	}
 	v := reflect.ValueOf(got)
 	for i := range v.NumField() {

@@ -31,6 +31,13 @@ type WorkloadHandler interface {
 	HandleWorkload(registry.WorkloadEvent)
 }
 
+// MeshNetworksHandler is implemented by registries that read the mesh
+// networks: the kube controller. The aggregate hands each one
+// Options.MeshNetworks when it is added.
+type MeshNetworksHandler interface {
+	SetMeshNetworks(*model.MeshNetworks)
+}
+
 // Settler is implemented by registries whose state can lag behind their
 // inputs: workloads handed in through HandleWorkload are applied by a
 // worker of their own. Settled reports whether every input so far has been
@@ -58,6 +65,9 @@ type Settler interface {
 // A Controller is safe for concurrent use.
 type Controller struct {
 	opts Options
+	// mesh is Options.MeshNetworks when valid; meshErr says why not.
+	mesh    *model.MeshNetworks
+	meshErr error
 	// global merges every registry; its store answers the queries.
 	global *merger
 
@@ -101,9 +111,17 @@ type member struct {
 
 // New returns an empty aggregate.
 func New(opts Options) *Controller {
-	g := newMerger()
+	opts = opts.defaults()
+	mesh, meshErr := opts.MeshNetworks, validateMeshNetworks(opts.MeshNetworks)
+	if meshErr != nil {
+		opts.Logger.Error("mesh networks ignored", "err", meshErr)
+		mesh = nil
+	}
+	g := newMerger(mesh.AddressGateways())
 	return &Controller{
-		opts:    opts.defaults(),
+		opts:    opts,
+		mesh:    mesh,
+		meshErr: meshErr,
 		global:  g,
 		members: map[model.ShardKey]*member{},
 		pending: map[model.ShardKey]*member{},
@@ -111,7 +129,10 @@ func New(opts Options) *Controller {
 	}
 }
 
-var _ registry.Discovery = (*Controller)(nil)
+var (
+	_ registry.Discovery        = (*Controller)(nil)
+	_ registry.GatewayDiscovery = (*Controller)(nil)
+)
 var _ registry.Controller = (*Controller)(nil)
 
 func shardOf(r registry.Registry) model.ShardKey {
@@ -233,6 +254,9 @@ func (c *Controller) attach(r registry.Registry) *member {
 	if sink, ok := r.(WorkloadHandler); ok {
 		c.addSink(m, sink)
 	}
+	if h, ok := r.(MeshNetworksHandler); ok && c.mesh != nil {
+		h.SetMeshNetworks(c.mesh)
+	}
 	if c.runCtx != nil {
 		c.start(m)
 	}
@@ -292,9 +316,10 @@ func (c *Controller) memberHandler(m *member, g *merger, global bool) registry.H
 		}
 	}
 	return registry.HandlerFuncs{
-		ServiceFunc:   func(e registry.ServiceEvent) { apply(e) },
-		EndpointsFunc: func(e registry.EndpointsEvent) { apply(e) },
-		WorkloadFunc:  func(e registry.WorkloadEvent) { apply(e) },
+		ServiceFunc:         func(e registry.ServiceEvent) { apply(e) },
+		EndpointsFunc:       func(e registry.EndpointsEvent) { apply(e) },
+		WorkloadFunc:        func(e registry.WorkloadEvent) { apply(e) },
+		NetworkGatewaysFunc: func(e registry.NetworkGatewaysEvent) { apply(e) },
 	}
 }
 
@@ -360,7 +385,7 @@ func (c *Controller) SubscribeCluster(cluster model.ClusterID, h registry.Handle
 	c.mu.Lock()
 	g := c.scoped[cluster]
 	if g == nil {
-		g = newMerger()
+		g = newMerger(c.mesh.AddressGateways())
 		g.st.markSynced()
 		c.scoped[cluster] = g
 		for _, m := range c.allMembers() {

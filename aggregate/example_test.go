@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/meshreg/meshreg/aggregate"
+	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 	"github.com/meshreg/meshreg/registry/memory"
 )
@@ -48,4 +49,39 @@ func Example() {
 	// east 10.1.0.1
 	// west 10.2.0.1
 	// west only: 1
+}
+
+// Network gateways: a cluster's east-west gateway and one the mesh
+// networks give by address, in one sorted list.
+func ExampleController_NetworkGateways() {
+	mesh, err := aggregate.ParseMeshNetworks([]byte(`
+networks:
+  vm-network:
+    gateways:
+    - address: 192.0.2.1
+      port: 15443
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	east := memory.New(memory.Options{Cluster: "east"})
+	east.SetNetworkGateways(model.NetworkGateway{Network: "east-network", Address: "203.0.113.7", Port: 15443, Source: model.GatewayFromService})
+
+	agg := aggregate.New(aggregate.Options{MeshNetworks: mesh})
+	_ = agg.Add(east)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- agg.Run(ctx) }()
+	for !agg.HasSynced() {
+		time.Sleep(time.Millisecond)
+	}
+	for _, gw := range agg.NetworkGateways() {
+		fmt.Println(gw, gw.Source)
+	}
+	cancel()
+	<-done
+	// Output:
+	// east-network/east/203.0.113.7:15443 Service
+	// vm-network//192.0.2.1:15443 MeshNetworks
 }

@@ -27,6 +27,10 @@ type merger struct {
 	// the merged service does not have: when clusters disagree on ports,
 	// the merged service's ports rule (ARCHITECTURE.md decision 8).
 	raw map[model.ServiceKey]shards.Map[rawList]
+	// gateways holds each shard's network gateways; static those of the
+	// mesh networks, given by address.
+	gateways shards.Map[[]model.NetworkGateway]
+	static   []model.NetworkGateway
 }
 
 // rawList is a shard's endpoints of a service as its registry published
@@ -41,12 +45,15 @@ type rawList struct {
 	kept bool
 }
 
-func newMerger() *merger {
-	return &merger{
+func newMerger(static []model.NetworkGateway) *merger {
+	m := &merger{
 		st:      newMergedStore(),
 		contrib: map[model.ServiceKey]shards.Map[*model.Service]{},
 		raw:     map[model.ServiceKey]shards.Map[rawList]{},
+		static:  static,
 	}
+	m.st.setGateways(m.mergedGateways())
+	return m
 }
 
 // apply folds one member event in. The caller holds m.mu.
@@ -68,7 +75,33 @@ func (m *merger) apply(shard model.ShardKey, ev registry.Event) {
 		} else {
 			m.st.upsertWorkload(e.Current)
 		}
+	case registry.NetworkGatewaysEvent:
+		m.setGateways(shard, e.Gateways)
 	}
+}
+
+// setGateways records a shard's network gateways (empty: none) and
+// republishes the merged list. The caller holds m.mu.
+func (m *merger) setGateways(shard model.ShardKey, gws []model.NetworkGateway) {
+	if len(gws) == 0 {
+		if !m.gateways.Has(shard) {
+			return
+		}
+		m.gateways.Delete(shard)
+	} else {
+		m.gateways.Set(shard, gws)
+	}
+	m.st.setGateways(m.mergedGateways())
+}
+
+// mergedGateways returns the mesh networks' gateways and every shard's,
+// sorted and without duplicates. The caller holds m.mu, or is newMerger.
+func (m *merger) mergedGateways() []model.NetworkGateway {
+	out := slices.Clone(m.static)
+	for _, gws := range m.gateways.All() {
+		out = append(out, gws...)
+	}
+	return model.SortGateways(out)
 }
 
 // setContribution records shard's version of a service (nil: none) and
@@ -195,6 +228,7 @@ func (m *merger) removeShard(shard model.ShardKey) []*model.WorkloadInstance {
 	for _, key := range keys {
 		m.setEndpoints(key, shard, nil)
 	}
+	m.setGateways(shard, nil)
 	var deleted []*model.WorkloadInstance
 	for _, w := range m.st.Workloads() {
 		if workloadShard(w) == shard {
@@ -229,6 +263,11 @@ func (m *merger) prune(shard model.ShardKey, reg registry.Discovery) []*model.Wo
 	for _, key := range stale {
 		m.setEndpoints(key, shard, nil)
 	}
+	var gws []model.NetworkGateway
+	if gd, ok := reg.(registry.GatewayDiscovery); ok {
+		gws = gd.NetworkGateways()
+	}
+	m.setGateways(shard, gws)
 	var deleted []*model.WorkloadInstance
 	for _, w := range m.st.Workloads() {
 		if workloadShard(w) != shard {

@@ -92,7 +92,7 @@ func TestMergerKeepsEndpointsOfMergedPortsOnly(t *testing.T) {
 				pool[id] = e
 				return e
 			}
-			m := newMerger()
+			m := newMerger(nil)
 			m.mu.Lock()
 			defer m.mu.Unlock()
 			for i, s := range tt.steps {

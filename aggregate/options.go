@@ -31,6 +31,17 @@ type Options struct {
 	// cluster's Services too.
 	ShareWorkload func(w *model.WorkloadInstance, to model.ClusterID) bool
 
+	// MeshNetworks is Istio's meshNetworks: the gateways it gives by
+	// address join every registry's (NetworkGateways), and it is handed
+	// to each registry that takes it (MeshNetworksHandler: the kube
+	// controller, for the networks of its endpoints and the gateways of
+	// the Services it names), when the registry is added. ParseMeshNetworks
+	// reads Istio's YAML. Mesh networks that Istio's validation refuses
+	// (see ParseMeshNetworks) are ignored whole, with an Error
+	// diagnostic, as istiod ignores them. Default: nil, none. The value
+	// must not be modified afterwards.
+	MeshNetworks *model.MeshNetworks
+
 	// SyncPollInterval is how often a replacement registry's sync is
 	// checked before the registry it replaces is retired. Default: 50ms.
 	SyncPollInterval time.Duration

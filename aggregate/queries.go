@@ -37,6 +37,11 @@ func (c *Controller) Endpoints(key model.ServiceKey, q registry.EndpointQuery) [
 // kind, namespace and name.
 func (c *Controller) Workloads() []*model.WorkloadInstance { return c.global.st.Workloads() }
 
+// NetworkGateways returns the network gateways of every registry and of
+// Options.MeshNetworks, sorted by model.NetworkGateway.Compare, without
+// duplicates.
+func (c *Controller) NetworkGateways() []model.NetworkGateway { return c.global.st.NetworkGateways() }
+
 // WorkloadsByIP returns the workloads of every registry with the address.
 func (c *Controller) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
 	return c.global.st.WorkloadsByIP(ip)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/meshreg/meshreg/aggregate"
 	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -22,8 +23,9 @@ var update = flag.Bool("update", false, "rewrite the want.json goldens of the ag
 // TestScenarios runs every testdata/scenarios/agg-* scenario through the
 // aggregate, built exactly as the examples build it: one manifest cluster
 // per cluster-<ID>.yaml (the first by name is the config cluster, whose
-// ServiceEntries and WorkloadEntries are read), run until synced. When the
-// scenario has a remove.txt, the clusters it lists (one per line) are then
+// ServiceEntries and WorkloadEntries are read), with the scenario's
+// mesh-networks.yaml as Options.MeshNetworks when it has one, run until
+// synced. When the scenario has a remove.txt, the clusters it lists (one per line) are then
 // removed. The dump must equal want.json. Run with -update to rewrite the
 // goldens, then read every changed one: a golden is right only if it says
 // what the scenario's comments say should happen.
@@ -66,6 +68,11 @@ func runScenario(t *testing.T, dir string) []byte {
 	for _, f := range files {
 		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "cluster-"), ".yaml")
 		cfg.Clusters = append(cfg.Clusters, sources.Cluster{ID: model.ClusterID(id), Manifests: f})
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "mesh-networks.yaml")); err == nil {
+		if cfg.MeshNetworks, err = aggregate.ParseMeshNetworks(data); err != nil {
+			t.Fatal(err)
+		}
 	}
 	built, err := sources.Build(cfg)
 	if err != nil {

@@ -38,6 +38,8 @@ type mergedStore struct {
 	byIP      index.EndpointsByIP
 	workloads index.Workloads
 	diags     index.Diagnostics
+	// gateways is the sorted list of network gateways; nil when none.
+	gateways []model.NetworkGateway
 
 	// synced is set by markSynced; syncMark is the notifier's position
 	// then.
@@ -246,6 +248,21 @@ func (s *mergedStore) deleteWorkload(key model.WorkloadKey) {
 	if prev := s.workloads.Delete(key); prev != nil {
 		s.notifier.Notify(registry.WorkloadEvent{Type: model.EventDelete, Previous: prev})
 	}
+}
+
+// setGateways replaces the network gateways with gws, sorted and without
+// duplicates, and publishes them when they changed.
+func (s *mergedStore) setGateways(gws []model.NetworkGateway) {
+	if len(gws) == 0 {
+		gws = nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.Equal(s.gateways, gws) {
+		return
+	}
+	s.gateways = gws
+	s.notifier.Notify(registry.NetworkGatewaysEvent{Gateways: gws})
 }
 
 // setDiagnostics replaces the diagnostics of one owner (a key of the

@@ -96,9 +96,16 @@ func (s *mergedStore) Diagnostics() []model.Diagnostic {
 	return s.diags.Sorted()
 }
 
+// NetworkGateways returns the merged network gateways, sorted.
+func (s *mergedStore) NetworkGateways() []model.NetworkGateway {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.gateways
+}
+
 // Subscribe registers h; it first receives the current state: every
 // service, sorted, then each one's visible shards' lists, then every
-// workload, sorted.
+// workload, sorted, then the network gateways.
 func (s *mergedStore) Subscribe(h registry.Handler) (unsubscribe func()) {
 	// Exclusive, so that no write slips between the snapshot and the
 	// registration.
@@ -123,6 +130,9 @@ func (s *mergedStore) Subscribe(h registry.Handler) (unsubscribe func()) {
 	}
 	for _, w := range ws {
 		initial = append(initial, registry.WorkloadEvent{Type: model.EventAdd, Current: w, Initial: true})
+	}
+	if len(s.gateways) > 0 {
+		initial = append(initial, registry.NetworkGatewaysEvent{Gateways: s.gateways, Initial: true})
 	}
 	return s.notifier.Subscribe(h, initial)
 }

@@ -75,7 +75,45 @@ func (c *Controller) Diagnostics() []model.Diagnostic {
 			})
 		}
 	}
+	out = append(out, c.meshDiagnostics()...)
 	c.mu.Unlock()
 	model.SortDiagnostics(out)
 	return slices.CompactFunc(out, func(a, b model.Diagnostic) bool { return a == b })
+}
+
+// meshDiagnostics reports mesh networks that were ignored, networks
+// whose endpoints come from the registry of a cluster the aggregate has
+// no Kubernetes registry of, and gateways into networks the mesh
+// networks do not declare. The caller holds c.mu.
+func (c *Controller) meshDiagnostics() []model.Diagnostic {
+	if c.meshErr != nil {
+		return []model.Diagnostic{{
+			Severity: model.Error, Kind: "MeshNetworks",
+			Message: fmt.Sprintf("%v; the mesh networks are ignored", c.meshErr),
+		}}
+	}
+	if c.mesh == nil {
+		return nil
+	}
+	var out []model.Diagnostic
+	for _, gw := range c.global.st.NetworkGateways() {
+		if _, ok := c.mesh.Networks[gw.Network]; !ok && gw.Source != model.GatewayFromMeshNetworks {
+			out = append(out, model.Diagnostic{
+				Severity: model.Warning, Kind: "MeshNetworks", Name: string(gw.Network), Cluster: gw.Cluster,
+				Message: fmt.Sprintf("gateway %s leads into network %s, which the mesh networks do not declare", gw, gw.Network),
+			})
+		}
+	}
+	for name, nw := range c.mesh.Networks {
+		for _, ep := range nw.Endpoints {
+			if ep.FromRegistry == "" || c.members[model.ShardKey{Provider: model.Kubernetes, Cluster: ep.FromRegistry}] != nil {
+				continue
+			}
+			out = append(out, model.Diagnostic{
+				Severity: model.Warning, Kind: "MeshNetworks", Name: string(name), Cluster: ep.FromRegistry,
+				Message: fmt.Sprintf("network %s takes the endpoints of cluster %s, which has no Kubernetes registry here", name, ep.FromRegistry),
+			})
+		}
+	}
+	return out
 }

@@ -34,6 +34,14 @@ type cluster struct {
 	podsByNode map[string]list[types.NamespacedName]
 	nodes      map[string]*corev1.Node
 	namespaces map[string]*corev1.Namespace
+	// gatewaySvcs are the Services that may declare network gateways
+	// (isGatewayCandidate); gatewayNodes the nodes with an external IP,
+	// which NodePort gateways are reached at.
+	gatewaySvcs  set[types.NamespacedName]
+	gatewayNodes map[string]gatewayNode
+	// gatewayAPI are the network gateways of each Gateway API Gateway
+	// that declares some.
+	gatewayAPI map[types.NamespacedName][]model.NetworkGateway
 	// entries are the WorkloadEntry instances handed in, by namespace
 	// and name.
 	entries map[string]map[string]*model.WorkloadInstance
@@ -53,20 +61,31 @@ func newCluster() *cluster {
 		podsByNode:   map[string]list[types.NamespacedName]{},
 		nodes:        map[string]*corev1.Node{},
 		namespaces:   map[string]*corev1.Namespace{},
+		gatewaySvcs:  set[types.NamespacedName]{},
+		gatewayNodes: map[string]gatewayNode{},
+		gatewayAPI:   map[types.NamespacedName][]model.NetworkGateway{},
 		entries:      map[string]map[string]*model.WorkloadInstance{},
 		graph:        newGraph(),
 	}
 }
 
-// setService stores (svc != nil) or removes a service.
-func (cl *cluster) setService(key types.NamespacedName, svc *corev1.Service) {
+// setService stores (svc != nil) or removes a service, and reports
+// whether it was or is a gateway candidate.
+func (cl *cluster) setService(key types.NamespacedName, svc *corev1.Service) (gateway bool) {
+	_, gateway = cl.gatewaySvcs[key]
+	delete(cl.gatewaySvcs, key)
 	if svc == nil {
 		delete(cl.services, key)
 		removeFrom(cl.servicesByNS, key.Namespace, key.Name)
-		return
+		return gateway
 	}
 	cl.services[key] = svc
 	addTo(cl.servicesByNS, key.Namespace, key.Name)
+	if isGatewayCandidate(svc) {
+		cl.gatewaySvcs[key] = struct{}{}
+		gateway = true
+	}
+	return gateway
 }
 
 // setSlice stores (s != nil) or removes a slice under its service, and
@@ -157,18 +176,30 @@ func (cl *cluster) setPod(key types.NamespacedName, pod *podInfo) (old *podInfo)
 }
 
 // setNode stores (node != nil) or removes a node, and reports whether
-// what the controller reads of it changed: its topology labels.
-func (cl *cluster) setNode(name string, node *corev1.Node) bool {
+// what the controller reads of it changed: its locality, which its pods'
+// endpoints take, and what it lends NodePort gateways (gatewayNode).
+func (cl *cluster) setNode(name string, node *corev1.Node) (locality, gateway bool) {
 	old := cl.nodes[name]
-	if old != nil && node != nil && maps.Equal(old.Labels, node.Labels) {
-		return false // the old object stays: pod memos compare it
+	oldGW, hadGW := cl.gatewayNodes[name]
+	var gw gatewayNode
+	if node != nil {
+		gw = gatewayNode{labels: node.Labels, address: nodeGatewayAddress(node)}
+	}
+	if gw.address == "" {
+		delete(cl.gatewayNodes, name)
+	} else {
+		cl.gatewayNodes[name] = gw
+	}
+	gateway = hadGW != (gw.address != "") || (hadGW && (oldGW.address != gw.address || !maps.Equal(oldGW.labels, gw.labels)))
+	if old != nil && node != nil && nodeLocality(old.Labels) == nodeLocality(node.Labels) {
+		return false, gateway // the old object stays: pod memos compare it
 	}
 	if node == nil {
 		delete(cl.nodes, name)
 	} else {
 		cl.nodes[name] = node
 	}
-	return old != nil || node != nil
+	return old != nil || node != nil, gateway
 }
 
 // setEntry stores (we != nil) or removes a WorkloadEntry instance, and

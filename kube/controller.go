@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync/atomic"
@@ -59,6 +60,10 @@ type Controller struct {
 	// net decides networks; its cluster network follows the system
 	// namespace's label when Options.Network is "".
 	net networkEnv
+	// mesh is the mesh networks (SetMeshNetworks); meshGateways the
+	// gateways they give the Services they name, by Service.
+	mesh         *model.MeshNetworks
+	meshGateways map[types.NamespacedName][]model.NetworkGateway
 	// portMaps interns the port maps of the workloads memoized in the
 	// pods (see Controller.podWorkload).
 	portMaps portMaps
@@ -126,6 +131,21 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("kube: controller already started")
 	}
+	if gc := c.opts.GatewayClient; gc != nil {
+		served, err := gatewayAPIServed(gc)
+		switch {
+		case err != nil:
+			c.log.Error("could not look for the Gateway API; no network gateways from it", "err", err)
+			c.store.SetDiagnostics(gatewayAPIDiagnosticsOwner, []model.Diagnostic{{
+				Severity: model.Warning, Kind: "Gateway", Cluster: c.opts.ClusterID,
+				Message: fmt.Sprintf("could not look for the Gateway API (%v); Gateways are not read", err),
+			}})
+		case served:
+			c.informers = append(c.informers, c.newGatewayInformer(gc))
+		default:
+			c.log.Info("the cluster does not serve " + gatewayAPIGroupVersion + " Gateways; no network gateways from the Gateway API")
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	wait := runInformers(ctx, c.informers)
 	defer func() { cancel(); wait() }()
@@ -188,21 +208,11 @@ func (c *Controller) informerSynced(name string) bool {
 func (c *Controller) Settled() bool { return c.in.idle() && c.store.Idle() }
 
 // Network returns the cluster's network: Options.Network, else the
-// topology.istio.io/network label of the system namespace; "" when
-// neither is set. The controller's Services select another cluster's
+// topology.istio.io/network label of the system namespace, else the mesh
+// networks' network whose endpoints come from this cluster's registry
+// (SetMeshNetworks); "" when none is set. The controller's Services select another cluster's
 // WorkloadEntry only when the entry is on no network or on this one.
 func (c *Controller) Network() model.NetworkID { return *c.network.Load() }
-
-// setClusterNetwork records a new cluster network (the system
-// namespace's label). Every service's memo goes: their endpoints' network
-// may change.
-func (c *Controller) setClusterNetwork(n model.NetworkID) {
-	c.net.cluster = n
-	c.network.Store(&n)
-	for _, st := range c.svcs {
-		st.memo = endpointMemo{}
-	}
-}
 
 // HandleWorkload takes in a WorkloadEntry instance from outside (the
 // serviceentry controller, wired by the aggregate), so that this
@@ -231,7 +241,7 @@ func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
 // put with the object, or nil on delete. Tombstones are unwrapped;
 // objects of other types are ignored.
 func handle[T interface {
-	*corev1.Service | *sliceInfo | *podInfo | *corev1.Node | *corev1.Namespace
+	*corev1.Service | *sliceInfo | *podInfo | *corev1.Node | *corev1.Namespace | *gatewayInfo
 	GetNamespace() string
 	GetName() string
 }](c *Controller, pending func(ch *changes) map[types.NamespacedName]T) cache.ResourceEventHandler {

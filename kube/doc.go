@@ -62,7 +62,9 @@
 //     failure-domain labels) and topology.istio.io/subzone. Network is
 //     the pod's topology.istio.io/network label, else the cluster's
 //     network (Options.Network, else that label on the system
-//     namespace), else Options.NetworkCIDRs. A pod in a headless Service
+//     namespace, else the mesh networks' network FromRegistry this
+//     cluster, see SetMeshNetworks), else the most specific range of
+//     Options.NetworkCIDRs and the mesh networks' FromCIDR ranges. A pod in a headless Service
 //     lends its endpoints its DNS names (spec.hostname, spec.subdomain).
 //   - Pods that serve (Ready, not being deleted, not terminal, with an
 //     IP) are published as WorkloadInstances of kind Pod, which
@@ -73,6 +75,21 @@
 //     targetPort maps through the entry's ports (an entry without that
 //     name does not serve the port), a numeric one is overridden by the
 //     entry's port named like the service port.
+//   - Network gateways (NetworkGateways, gateways.go) come from Services
+//     labelled topology.istio.io/network: the networking.istio.io/gatewayPort
+//     label's port (default 15443) and HBONE's 15008, each when the Service
+//     has it, at each of the Service's external addresses; a NodePort
+//     Service with the traffic.istio.io/nodeSelector annotation is reached
+//     on its node ports at the first ExternalIP of each node it selects.
+//     A Service the mesh networks name by registryServiceName, for a
+//     network whose endpoints come from this cluster, is that network's
+//     gateway on the port they give, unless its own label says otherwise.
+//     With Options.GatewayClient, a Gateway API Gateway labelled
+//     topology.istio.io/network is a gateway at each of its IPAddress and
+//     Hostname addresses, on its auto-passthrough TLS and its HBONE
+//     listeners (gatewayapi.go). Any namespace may declare gateways, as
+//     in Istio, unless Options.GatewayNamespaces names the ones that may:
+//     a mesh of tenants that do not trust each other should set it.
 //
 // # Bad input
 //

@@ -37,6 +37,9 @@ func (c *Controller) flush() {
 	for key := range c.dirty.services {
 		c.syncService(key, env)
 	}
+	if c.dirty.gateways {
+		c.syncGateways()
+	}
 	c.dirty.reset()
 }
 

@@ -18,6 +18,9 @@ import (
 type dirtySet struct {
 	services set[types.NamespacedName]
 	pods     set[types.NamespacedName]
+	// gateways is set when a gateway candidate or a node it may be
+	// reached at changed.
+	gateways bool
 }
 
 func newDirtySet() dirtySet {
@@ -31,6 +34,7 @@ const maxReusedDirty = 64
 
 // reset empties the sets after a flush.
 func (d *dirtySet) reset() {
+	d.gateways = false
 	for _, m := range []*set[types.NamespacedName]{&d.services, &d.pods} {
 		if len(*m) > maxReusedDirty {
 			*m = set[types.NamespacedName]{}
@@ -70,7 +74,9 @@ func (c *Controller) markPodDependents(key types.NamespacedName, addrs ...[]neti
 
 // onService: the service itself changes.
 func (c *Controller) onService(key types.NamespacedName, svc *corev1.Service) {
-	c.cl.setService(key, svc)
+	if c.cl.setService(key, svc) || c.meshGateways[key] != nil {
+		c.markGateways()
+	}
 	c.markService(key)
 }
 
@@ -101,7 +107,11 @@ func (c *Controller) onPod(key types.NamespacedName, pod *podInfo) {
 // onNode: the workloads of the node's pods, and the services whose
 // endpoints took the node's locality from those pods.
 func (c *Controller) onNode(key types.NamespacedName, node *corev1.Node) {
-	if !c.cl.setNode(key.Name, node) {
+	locality, gateway := c.cl.setNode(key.Name, node)
+	if gateway && c.hasNodePortGateway() {
+		c.markGateways()
+	}
+	if !locality {
 		return
 	}
 	for _, k := range c.cl.podsByNode[key.Name] {
@@ -121,16 +131,8 @@ func (c *Controller) onNamespace(key types.NamespacedName, ns *corev1.Namespace)
 	} else {
 		c.cl.namespaces[name] = ns
 	}
-	if name == c.opts.SystemNamespace && c.opts.Network == "" {
-		var network model.NetworkID
-		if ns != nil {
-			network = model.NetworkID(ns.Labels[labelNetwork])
-		}
-		if network != c.net.cluster {
-			c.setClusterNetwork(network)
-			c.markAll("")
-			return
-		}
+	if name == c.opts.SystemNamespace && c.updateNetworkEnv() {
+		return // everything is marked
 	}
 	if wasSelected != c.namespaceSelected(name) {
 		c.markAll(name)
@@ -152,8 +154,9 @@ func (c *Controller) onEntry(key types.NamespacedName, we *model.WorkloadInstanc
 }
 
 // markAll marks dirty every service, slice owner and pod of a namespace,
-// or of every namespace when ns is "".
+// or of every namespace when ns is "", and the gateways.
 func (c *Controller) markAll(ns string) {
+	c.markGateways()
 	for k := range c.cl.services {
 		if ns == "" || k.Namespace == ns {
 			c.markService(k)

@@ -34,6 +34,9 @@ type changes struct {
 	nodes      map[types.NamespacedName]*corev1.Node
 	namespaces map[types.NamespacedName]*corev1.Namespace
 	entries    map[types.NamespacedName]*model.WorkloadInstance
+	gateways   map[types.NamespacedName]*gatewayInfo
+	// mesh is the latest SetMeshNetworks, nil when none is pending.
+	mesh *meshChange
 }
 
 func newChanges() changes {
@@ -44,11 +47,12 @@ func newChanges() changes {
 		nodes:      map[types.NamespacedName]*corev1.Node{},
 		namespaces: map[types.NamespacedName]*corev1.Namespace{},
 		entries:    map[types.NamespacedName]*model.WorkloadInstance{},
+		gateways:   map[types.NamespacedName]*gatewayInfo{},
 	}
 }
 
 func (ch *changes) empty() bool {
-	return len(ch.services)+len(ch.slices)+len(ch.pods)+len(ch.nodes)+len(ch.namespaces)+len(ch.entries) == 0
+	return ch.mesh == nil && len(ch.services)+len(ch.slices)+len(ch.pods)+len(ch.nodes)+len(ch.namespaces)+len(ch.entries)+len(ch.gateways) == 0
 }
 
 func newInbox() *inbox {
@@ -106,6 +110,8 @@ func emptied(ch changes) changes {
 	ch.nodes = emptiedMap(ch.nodes)
 	ch.namespaces = emptiedMap(ch.namespaces)
 	ch.entries = emptiedMap(ch.entries)
+	ch.gateways = emptiedMap(ch.gateways)
+	ch.mesh = nil
 	return ch
 }
 
@@ -121,6 +127,9 @@ func emptiedMap[V any](m map[types.NamespacedName]V) map[types.NamespacedName]V 
 // they affect (see the on* functions). The state is a function of the
 // objects alone, so the order of a batch does not matter.
 func (c *Controller) apply(ch changes) {
+	if ch.mesh != nil {
+		c.onMeshNetworks(ch.mesh.networks)
+	}
 	for k, ns := range ch.namespaces {
 		c.onNamespace(k, ns)
 	}
@@ -138,5 +147,8 @@ func (c *Controller) apply(ch changes) {
 	}
 	for k, we := range ch.entries {
 		c.onEntry(k, we)
+	}
+	for k, gw := range ch.gateways {
+		c.onGateway(k, gw)
 	}
 }

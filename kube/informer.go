@@ -54,10 +54,11 @@ func runInformers(ctx context.Context, infs []informer) (wait func()) {
 	return wg.Wait
 }
 
-// listWatch returns the ListerWatcher of one resource of client, with the
+// listWatch returns the ListerWatcher of one resource of client (a
+// kubernetes.Interface, or another generated clientset), with the
 // watch-list semantics client supports, as client-go's generated
 // informers build theirs.
-func listWatch[L runtime.Object](client kubernetes.Interface, list func(context.Context, metav1.ListOptions) (L, error), watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.ListerWatcher {
+func listWatch[L runtime.Object](client any, list func(context.Context, metav1.ListOptions) (L, error), watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.ListerWatcher {
 	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return list(ctx, opts)

@@ -71,6 +71,7 @@ func (c *Controller) prime() int {
 		// The store is empty: syncPod of every pod would publish
 		// exactly these, and withdraw nothing.
 		c.store.UpsertWorkloads(workloads)
+		c.syncGateways()
 	})
 	return len(c.cl.pods) + len(keys)
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"runtime"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,6 +78,31 @@ type Options struct {
 	// converted one at a time.
 	// Default 0: runtime.GOMAXPROCS. 1 converts on Run's goroutine alone.
 	InitialSyncWorkers int
+
+	// GatewayClient, when set, is the cluster's Gateway API client: the
+	// controller then reads the Gateways labelled
+	// topology.istio.io/network as network gateways (Istio's
+	// PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API). When the cluster does
+	// not serve gateway.networking.k8s.io/v1 Gateways (the CRD is not
+	// installed), Run logs it and reads none; when it cannot tell (the
+	// discovery request fails), it reads none and says so in a
+	// diagnostic. Default nil: none read.
+	GatewayClient gatewayclient.Interface
+
+	// GatewayNamespaces are the namespaces whose Services and Gateways
+	// may declare network gateways. Default nil: every namespace, as in
+	// Istio. A mesh whose namespaces belong to tenants that do not trust
+	// each other should name the namespaces its gateways run in (the
+	// system namespace, usually): otherwise any tenant's Service
+	// labelled topology.istio.io/network, once it has an address, is a
+	// gateway into that network, which proxies on other networks send
+	// the network's traffic to. A candidate elsewhere is ignored with a
+	// diagnostic.
+	GatewayNamespaces []string
+
+	// ConfigCluster says that the cluster is the mesh's config cluster:
+	// only there are Gateways of class istio-remote read. Default false.
+	ConfigCluster bool
 }
 
 // Defaults, exported for documentation and tests.
@@ -110,6 +136,9 @@ func (o Options) defaults() Options {
 	}
 	// Network: "" means the system namespace's label.
 	// NetworkCIDRs: nil means no ranges.
+	// GatewayClient: nil reads no Gateways.
+	// ConfigCluster: false.
+	// GatewayNamespaces: nil means every namespace.
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

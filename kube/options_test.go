@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/meshreg/meshreg/model"
 )
@@ -28,6 +29,9 @@ func TestOptionsDefaults(t *testing.T) {
 		"ResyncPeriod":       got.ResyncPeriod,
 		"DrainingLabels":     []string{"istio.io/persistent-session", "istio.io/persistent-session-header"},
 		"InitialSyncWorkers": runtime.GOMAXPROCS(0),
+		"GatewayClient":      gatewayclient.Interface(nil),
+		"ConfigCluster":      false,
+		"GatewayNamespaces":  []string(nil),
 	}
 	v := reflect.ValueOf(got)
 	for i := range v.NumField() {

@@ -42,6 +42,10 @@ func (c *Controller) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
 	return c.store.WorkloadsByIP(ip)
 }
 
+// NetworkGateways returns the network gateways the cluster's Services
+// declare (see the package doc), sorted.
+func (c *Controller) NetworkGateways() []model.NetworkGateway { return c.store.NetworkGateways() }
+
 // ProxyTargets returns the service ports that a workload with the IPs
 // serves (see registry.Discovery).
 func (c *Controller) ProxyTargets(namespace string, ips ...netip.Addr) []model.ServiceTarget {

@@ -40,7 +40,7 @@ func stripService(obj any) (any, error) {
 		return obj, nil
 	}
 	out := &corev1.Service{
-		ObjectMeta: stripMeta(&svc.ObjectMeta, annotationExportTo, annotationCanonicalServiceAccounts, annotationKubernetesServiceAccounts),
+		ObjectMeta: stripMeta(&svc.ObjectMeta, annotationExportTo, annotationCanonicalServiceAccounts, annotationKubernetesServiceAccounts, annotationNodeSelector),
 		Spec: corev1.ServiceSpec{
 			Type:                     svc.Spec.Type,
 			ClusterIP:                svc.Spec.ClusterIP,
@@ -91,13 +91,20 @@ func stripPod(obj any) (any, error) {
 	return newPodInfo(pod), nil
 }
 
-// stripNode keeps the name and the topology labels (nodeLocality).
+// stripNode keeps the name and the topology labels (nodeLocality); of a
+// node with an external IP, which a NodePort gateway may select, every
+// label and the first external IP (gatewayNode).
 func stripNode(obj any) (any, error) {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
 		return obj, nil
 	}
 	out := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, ResourceVersion: n.ResourceVersion}}
+	if ip := nodeGatewayAddress(n); ip != "" {
+		out.Labels = n.Labels
+		out.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeExternalIP, Address: ip}}
+		return out, nil
+	}
 	for _, k := range [...]string{labelRegion, labelZone, labelBetaRegion, labelBetaZone, labelSubzone} {
 		if v, ok := n.Labels[k]; ok {
 			if out.Labels == nil {

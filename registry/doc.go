@@ -16,9 +16,13 @@
 // is added, changed or deleted; an EndpointsEvent carrying the complete
 // endpoint list of one service from one shard (provider, cluster) after a
 // change; and a WorkloadEvent when a Pod or WorkloadEntry instance changes.
-// See Handler for the ordering and concurrency contract. A handler that
-// takes only some kinds (a HandlerFuncs with some functions nil, or any
-// Selective handler) is neither queued nor handed the others.
+// A registry that knows network gateways (GatewayDiscovery: the kube
+// controller, the aggregate) also publishes a NetworkGatewaysEvent with
+// its whole list when it changes, to the handlers that take it
+// (GatewayHandler). See Handler for the ordering and concurrency
+// contract. A handler that takes only some kinds (a HandlerFuncs with
+// some functions nil, or any Selective handler) is neither queued nor
+// handed the others.
 //
 // # Dump
 //

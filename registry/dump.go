@@ -20,10 +20,13 @@ const DumpVersion = 1
 // one with NewDump; encode it with encoding/json or WriteJSON. Lists and
 // maps are never nil, so they encode as [] and {} rather than null.
 type Dump struct {
-	Version     int              `json:"version"`
-	Services    []DumpService    `json:"services"`
-	Workloads   []DumpWorkload   `json:"workloads"`
-	Diagnostics []DumpDiagnostic `json:"diagnostics"`
+	Version   int            `json:"version"`
+	Services  []DumpService  `json:"services"`
+	Workloads []DumpWorkload `json:"workloads"`
+	// NetworkGateways is empty unless the registry is a
+	// GatewayDiscovery.
+	NetworkGateways []DumpNetworkGateway `json:"networkGateways"`
+	Diagnostics     []DumpDiagnostic     `json:"diagnostics"`
 }
 
 // DumpService is a service in a Dump.
@@ -106,6 +109,17 @@ type DumpWorkload struct {
 	Locality       string            `json:"locality"`
 }
 
+// DumpNetworkGateway is a network gateway in a Dump.
+type DumpNetworkGateway struct {
+	Network        string `json:"network"`
+	Cluster        string `json:"cluster"`
+	Address        string `json:"address"`
+	Port           uint32 `json:"port"`
+	HBONEPort      uint32 `json:"hbonePort"`
+	ServiceAccount string `json:"serviceAccount"`
+	Source         string `json:"source"`
+}
+
 // DumpDiagnostic is a diagnostic in a Dump.
 type DumpDiagnostic struct {
 	Severity  string `json:"severity"`
@@ -120,10 +134,11 @@ type DumpDiagnostic struct {
 // deterministic, as the format requires, whatever order d returns.
 func NewDump(d Discovery) *Dump {
 	out := &Dump{
-		Version:     DumpVersion,
-		Services:    []DumpService{},
-		Workloads:   []DumpWorkload{},
-		Diagnostics: []DumpDiagnostic{},
+		Version:         DumpVersion,
+		Services:        []DumpService{},
+		Workloads:       []DumpWorkload{},
+		NetworkGateways: []DumpNetworkGateway{},
+		Diagnostics:     []DumpDiagnostic{},
 	}
 	for _, svc := range d.Services() {
 		out.Services = append(out.Services, dumpService(svc, d.Endpoints(svc.Key(), EndpointQuery{})))
@@ -148,6 +163,15 @@ func NewDump(d Discovery) *Dump {
 		}
 		return 0
 	})
+	if gd, ok := d.(GatewayDiscovery); ok {
+		for _, g := range model.SortGateways(slices.Clone(gd.NetworkGateways())) {
+			out.NetworkGateways = append(out.NetworkGateways, DumpNetworkGateway{
+				Network: string(g.Network), Cluster: string(g.Cluster), Address: g.Address,
+				Port: g.Port, HBONEPort: g.HBONEPort, ServiceAccount: g.ServiceAccount,
+				Source: g.Source.String(),
+			})
+		}
+	}
 	diags := slices.Clone(d.Diagnostics())
 	model.SortDiagnostics(diags)
 	for _, dg := range diags {

@@ -7,11 +7,13 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/registry/memory"
 )
 
 // fakeDiscovery returns exactly what it holds, in the order it holds it,
@@ -182,6 +184,7 @@ func TestDumpEmptyRegistry(t *testing.T) {
   "version": 1,
   "services": [],
   "workloads": [],
+  "networkGateways": [],
   "diagnostics": []
 }
 `
@@ -385,6 +388,7 @@ func TestDumpGolden(t *testing.T) {
     }
   ],
   "workloads": [],
+  "networkGateways": [],
   "diagnostics": []
 }
 `
@@ -408,5 +412,32 @@ func TestDumpDoesNotModifyRegistryValues(t *testing.T) {
 	}
 	if !slices.Equal(d.services[1].ExportTo, shadowExport) {
 		t.Errorf("NewDump sorted a service's exportTo in place: %v", d.services[1].ExportTo)
+	}
+}
+
+// A registry's network gateways are dumped sorted and deduplicated,
+// whatever order it returns them in.
+func TestDumpNetworkGateways(t *testing.T) {
+	r := memory.New(memory.Options{Cluster: "c1"})
+	r.SetNetworkGateways(
+		model.NetworkGateway{Network: "net-b", Address: "gw.example.com", Port: 15443, HBONEPort: 15008, Source: model.GatewayFromService},
+		model.NetworkGateway{Network: "net-a", Address: "192.0.2.1", Port: 15443, Source: model.GatewayFromMeshNetworks},
+		model.NetworkGateway{Network: "net-a", Address: "192.0.2.1", Port: 15443, Source: model.GatewayFromMeshNetworks},
+	)
+	got := registry.NewDump(r).NetworkGateways
+	want := []registry.DumpNetworkGateway{
+		{Network: "net-a", Cluster: "c1", Address: "192.0.2.1", Port: 15443, Source: "MeshNetworks"},
+		{Network: "net-b", Cluster: "c1", Address: "gw.example.com", Port: 15443, HBONEPort: 15008, Source: "Service"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("networkGateways = %+v, want %+v", got, want)
+	}
+	// A Discovery that knows no gateways dumps [].
+	var buf bytes.Buffer
+	if err := registry.WriteJSON(&buf, struct{ registry.Discovery }{r}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"networkGateways": [],`) {
+		t.Errorf("dump of a Discovery without gateways:\n%s", buf.String())
 	}
 }

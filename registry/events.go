@@ -3,7 +3,7 @@ package registry
 import "github.com/meshreg/meshreg/model"
 
 // Event is one change a registry publishes: a ServiceEvent, an
-// EndpointsEvent or a WorkloadEvent.
+// EndpointsEvent, a WorkloadEvent or a NetworkGatewaysEvent.
 type Event interface {
 	// Deliver calls the handler's method for the event's kind.
 	Deliver(h Handler)
@@ -69,6 +69,32 @@ func (e WorkloadEvent) Workload() *model.WorkloadInstance {
 // Deliver calls h.OnWorkload.
 func (e WorkloadEvent) Deliver(h Handler) { h.OnWorkload(e) }
 
+// NetworkGatewaysEvent carries a registry's complete list of network
+// gateways after a change, sorted by model.NetworkGateway.Compare. An
+// empty list means the registry has none any more. Consumers replace the
+// previous list with this one.
+type NetworkGatewaysEvent struct {
+	Gateways []model.NetworkGateway
+	// Initial is true for the event that replays a registry's gateways
+	// to a new subscriber, false for changes.
+	Initial bool
+}
+
+// Deliver calls h.OnNetworkGateways when h is a GatewayHandler.
+func (e NetworkGatewaysEvent) Deliver(h Handler) {
+	if gh, ok := h.(GatewayHandler); ok {
+		gh.OnNetworkGateways(e)
+	}
+}
+
+// GatewayHandler is implemented by handlers that take network gateway
+// events. A handler that does not implement it is not sent them; for
+// those that do, the contract of Handler holds: the gateways come in
+// order with the other events, after the initial workloads.
+type GatewayHandler interface {
+	OnNetworkGateways(NetworkGatewaysEvent)
+}
+
 // Handler receives a registry's events.
 //
 // Consistency contract:
@@ -77,7 +103,8 @@ func (e WorkloadEvent) Deliver(h Handler) { h.OnWorkload(e) }
 //     made the changes.
 //   - A handler first receives the registry's state at the moment it
 //     subscribed, as add events marked Initial: every service, then every
-//     non-empty endpoint list, then every workload.
+//     non-empty endpoint list, then every workload, then (to a
+//     GatewayHandler) a non-empty list of network gateways.
 //   - A service's add event comes before its first endpoints event; when a
 //     service is deleted, an empty endpoints event for each shard that had
 //     endpoints comes before the delete.
@@ -102,8 +129,9 @@ const (
 	ServiceEvents EventKinds = 1 << iota
 	EndpointsEvents
 	WorkloadEvents
+	NetworkGatewayEvents
 
-	AllEvents = ServiceEvents | EndpointsEvents | WorkloadEvents
+	AllEvents = ServiceEvents | EndpointsEvents | WorkloadEvents | NetworkGatewayEvents
 )
 
 // kindOf returns the kind of ev; AllEvents for an event of another type,
@@ -116,8 +144,23 @@ func kindOf(ev Event) EventKinds {
 		return EndpointsEvents
 	case WorkloadEvent:
 		return WorkloadEvents
+	case NetworkGatewaysEvent:
+		return NetworkGatewayEvents
 	}
 	return AllEvents
+}
+
+// kindsOf returns the kinds of event a handler takes: those a Selective
+// handler names, else every kind, gateway events only to a
+// GatewayHandler.
+func kindsOf(h Handler) EventKinds {
+	if sel, ok := h.(Selective); ok {
+		return sel.EventKinds()
+	}
+	if _, ok := h.(GatewayHandler); ok {
+		return AllEvents
+	}
+	return AllEvents &^ NetworkGatewayEvents
 }
 
 // Selective is implemented by handlers that take only some kinds of
@@ -138,9 +181,15 @@ type HandlerFuncs struct {
 	ServiceFunc   func(ServiceEvent)
 	EndpointsFunc func(EndpointsEvent)
 	WorkloadFunc  func(WorkloadEvent)
+	// NetworkGatewaysFunc takes network gateway events (see
+	// GatewayHandler).
+	NetworkGatewaysFunc func(NetworkGatewaysEvent)
 }
 
-var _ Selective = HandlerFuncs{}
+var (
+	_ Selective      = HandlerFuncs{}
+	_ GatewayHandler = HandlerFuncs{}
+)
 
 // EventKinds returns the kinds of event whose function is set.
 func (f HandlerFuncs) EventKinds() EventKinds {
@@ -153,6 +202,9 @@ func (f HandlerFuncs) EventKinds() EventKinds {
 	}
 	if f.WorkloadFunc != nil {
 		k |= WorkloadEvents
+	}
+	if f.NetworkGatewaysFunc != nil {
+		k |= NetworkGatewayEvents
 	}
 	return k
 }
@@ -175,5 +227,12 @@ func (f HandlerFuncs) OnEndpoints(e EndpointsEvent) {
 func (f HandlerFuncs) OnWorkload(e WorkloadEvent) {
 	if f.WorkloadFunc != nil {
 		f.WorkloadFunc(e)
+	}
+}
+
+// OnNetworkGateways calls NetworkGatewaysFunc if it is set.
+func (f HandlerFuncs) OnNetworkGateways(e NetworkGatewaysEvent) {
+	if f.NetworkGatewaysFunc != nil {
+		f.NetworkGatewaysFunc(e)
 	}
 }

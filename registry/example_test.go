@@ -81,6 +81,7 @@ func ExampleWriteJSON() {
 	//     }
 	//   ],
 	//   "workloads": [],
+	//   "networkGateways": [],
 	//   "diagnostics": []
 	// }
 }

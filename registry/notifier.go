@@ -66,10 +66,7 @@ type queued struct {
 // already being made when it ran may still complete. When h is Selective,
 // only events of its kinds are queued for it, the initial ones included.
 func (n *Notifier) Subscribe(h Handler, initial []Event) (unsubscribe func()) {
-	s := &subscription{h: h, kinds: AllEvents}
-	if sel, ok := h.(Selective); ok {
-		s.kinds = sel.EventKinds()
-	}
+	s := &subscription{h: h, kinds: kindsOf(h)}
 	n.mu.Lock()
 	s.done.Store(n.seq)
 	s.pushed.Store(n.seq)

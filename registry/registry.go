@@ -55,6 +55,18 @@ type Discovery interface {
 	Diagnostics() []model.Diagnostic
 }
 
+// GatewayDiscovery is implemented by registries that know network
+// gateways: the kube controller (Services labelled with a network) and
+// the aggregate (every member's, and the mesh networks'). Such a registry
+// publishes a NetworkGatewaysEvent to each GatewayHandler when its list
+// changes.
+type GatewayDiscovery interface {
+	// NetworkGateways returns every network gateway, sorted by
+	// model.NetworkGateway.Compare, without duplicates. The slice is
+	// shared and must not be modified.
+	NetworkGateways() []model.NetworkGateway
+}
+
 // EndpointQuery narrows an Endpoints query. The zero value asks for every
 // endpoint of the service.
 type EndpointQuery struct {

@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ func TestHandlerFuncsEventKinds(t *testing.T) {
 	svc := func(registry.ServiceEvent) {}
 	eps := func(registry.EndpointsEvent) {}
 	wl := func(registry.WorkloadEvent) {}
+	gws := func(registry.NetworkGatewaysEvent) {}
 	tests := []struct {
 		name string
 		h    registry.HandlerFuncs
@@ -24,7 +26,9 @@ func TestHandlerFuncsEventKinds(t *testing.T) {
 		{"endpoints", registry.HandlerFuncs{EndpointsFunc: eps}, registry.EndpointsEvents},
 		{"workloads", registry.HandlerFuncs{WorkloadFunc: wl}, registry.WorkloadEvents},
 		{"services and workloads", registry.HandlerFuncs{ServiceFunc: svc, WorkloadFunc: wl}, registry.ServiceEvents | registry.WorkloadEvents},
-		{"all", registry.HandlerFuncs{ServiceFunc: svc, EndpointsFunc: eps, WorkloadFunc: wl}, registry.AllEvents},
+		{"gateways", registry.HandlerFuncs{NetworkGatewaysFunc: gws}, registry.NetworkGatewayEvents},
+		{"all but gateways", registry.HandlerFuncs{ServiceFunc: svc, EndpointsFunc: eps, WorkloadFunc: wl}, registry.AllEvents &^ registry.NetworkGatewayEvents},
+		{"all", registry.HandlerFuncs{ServiceFunc: svc, EndpointsFunc: eps, WorkloadFunc: wl, NetworkGatewaysFunc: gws}, registry.AllEvents},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,6 +128,38 @@ func TestNotifierSelectiveSubscribers(t *testing.T) {
 			})
 		})
 	}
+}
+
+// gatewayKindRecorder is a kindRecorder that also takes gateway events.
+type gatewayKindRecorder struct{ kindRecorder }
+
+func (r *gatewayKindRecorder) OnNetworkGateways(e registry.NetworkGatewaysEvent) {
+	r.add(fmt.Sprintf("gateways %d", len(e.Gateways)))
+}
+
+// Gateway events reach GatewayHandlers in order with the other events,
+// the initial one after the initial workloads.
+func TestNotifierGatewayEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n registry.Notifier
+		initial := []registry.Event{
+			registry.WorkloadEvent{Type: model.EventAdd, Current: &model.WorkloadInstance{Name: "pod-a"}, Initial: true},
+			registry.NetworkGatewaysEvent{Gateways: make([]model.NetworkGateway, 2), Initial: true},
+		}
+		gh := &gatewayKindRecorder{}
+		plain := &kindRecorder{}
+		defer n.Subscribe(gh, initial)()
+		defer n.Subscribe(plain, initial)()
+		n.Notify(registry.NetworkGatewaysEvent{})
+		n.Notify(registry.ServiceEvent{Type: model.EventAdd, Current: &model.Service{Name: "b"}})
+		synctest.Wait()
+		if got, want := gh.list(), []string{"workload pod-a", "gateways 2", "gateways 0", "service b"}; !slices.Equal(got, want) {
+			t.Errorf("gateway handler got %q, want %q", got, want)
+		}
+		if got, want := plain.list(), []string{"workload pod-a", "service b"}; !slices.Equal(got, want) {
+			t.Errorf("plain handler got %q, want %q", got, want)
+		}
+	})
 }
 
 // Events a subscriber does not take do not hold back Delivered for it:

@@ -21,6 +21,7 @@
 //	-domain-suffix SUFFIX   service hostname suffix (default cluster.local)
 //	-trust-domain DOMAIN    SPIFFE trust domain (default cluster.local)
 //	-namespace-selector SEL only namespaces whose labels match, e.g. "mesh=on"
+//	-mesh-networks FILE     Istio's meshNetworks YAML: endpoint networks, network gateways
 //
 // Bad flags or unreadable files print one line and exit with status 2;
 // objects the registry refuses are diagnostics in the output, and the

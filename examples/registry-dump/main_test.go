@@ -206,3 +206,31 @@ func waitFor(t *testing.T, out *syncBuffer, want string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// -mesh-networks feeds the aggregate; the table lists the gateways.
+func TestMeshNetworksFlagAndGatewayTable(t *testing.T) {
+	dir := "../../testdata/scenarios/agg-network-gateways"
+	code, out, errs := runCmd(t, "-mesh-networks", filepath.Join(dir, "mesh-networks.yaml"),
+		"-cluster", "a="+filepath.Join(dir, "cluster-a.yaml"), "-cluster", "b="+filepath.Join(dir, "cluster-b.yaml"))
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, want := range []string{
+		"NETWORK GATEWAYS (5)",
+		"net-a    -        192.0.2.1             15443  -      MeshNetworks",
+		"net-b    b        b-gw.elb.example.com  15443  15008  Service",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+
+	bad := filepath.Join(t.TempDir(), "mn.yaml")
+	if err := os.WriteFile(bad, []byte("networks:\n  n:\n    gateways:\n    - address: 192.0.2.1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCmd(t, "-mesh-networks", bad)
+	if code != 2 || !strings.Contains(errs, "port 0 is not in 1-65535") {
+		t.Errorf("invalid mesh networks: exit %d, stderr %q", code, errs)
+	}
+}

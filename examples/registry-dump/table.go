@@ -12,7 +12,7 @@ import (
 
 // writeTable renders a dump for people: one row per service with its
 // ports, VIPs per cluster and endpoint counts by health, then the
-// workloads count and the diagnostics.
+// workloads count, the network gateways and the diagnostics.
 func writeTable(w io.Writer, d *registry.Dump) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVICE\tNAMESPACE\tPROVIDER\tRESOLUTION\tPORTS\tVIPS\tENDPOINTS")
@@ -24,6 +24,17 @@ func writeTable(w io.Writer, d *registry.Dump) error {
 		return err
 	}
 	fmt.Fprintf(w, "\n%d services, %d endpoints, %d workloads\n", len(d.Services), countEndpoints(d), len(d.Workloads))
+	if len(d.NetworkGateways) > 0 {
+		fmt.Fprintf(w, "\nNETWORK GATEWAYS (%d)\n", len(d.NetworkGateways))
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NETWORK\tCLUSTER\tADDRESS\tPORT\tHBONE\tSOURCE")
+		for _, g := range d.NetworkGateways {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Network, orDash(g.Cluster), g.Address, portOrDash(g.Port), portOrDash(g.HBONEPort), orDash(g.Source))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	if len(d.Diagnostics) == 0 {
 		_, err := fmt.Fprintln(w, "\nno diagnostics")
 		return err
@@ -111,4 +122,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func portOrDash(p uint32) string {
+	if p == 0 {
+		return "-"
+	}
+	return fmt.Sprint(p)
 }

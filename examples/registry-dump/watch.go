@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/meshreg/meshreg/internal/sources"
@@ -84,6 +85,7 @@ type eventLine struct {
 	Endpoints int            `json:"endpoints"`
 	Health    map[string]int `json:"health,omitempty"`
 	Workload  string         `json:"workload,omitempty"`
+	Gateways  []string       `json:"gateways,omitempty"`
 }
 
 func (p *eventPrinter) print(l eventLine) {
@@ -99,6 +101,8 @@ func (p *eventPrinter) print(l eventLine) {
 		fmt.Fprintf(p.w, "endpoints %s from %s: %d\n", l.Service, l.Shard, l.Endpoints)
 	case "workload":
 		fmt.Fprintf(p.w, "%s workload %s\n", l.Type, l.Workload)
+	case "gateways":
+		fmt.Fprintf(p.w, "network gateways: %d %s\n", len(l.Gateways), strings.Join(l.Gateways, " "))
 	}
 }
 
@@ -125,4 +129,15 @@ func (p *eventPrinter) OnWorkload(e registry.WorkloadEvent) {
 		return
 	}
 	p.print(eventLine{Kind: "workload", Type: e.Type.String(), Workload: e.Workload().Key().String()})
+}
+
+func (p *eventPrinter) OnNetworkGateways(e registry.NetworkGatewaysEvent) {
+	if e.Initial {
+		return
+	}
+	gws := make([]string, len(e.Gateways))
+	for i, g := range e.Gateways {
+		gws[i] = g.String()
+	}
+	p.print(eventLine{Kind: "gateways", Gateways: gws})
 }

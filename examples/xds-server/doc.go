@@ -20,6 +20,7 @@
 //	-domain-suffix SUFFIX   service hostname suffix (default cluster.local)
 //	-trust-domain DOMAIN    SPIFFE trust domain (default cluster.local)
 //	-namespace-selector SEL only namespaces whose labels match, e.g. "mesh=on"
+//	-mesh-networks FILE     Istio's meshNetworks YAML: endpoint networks, network gateways
 //	-v                      log to stderr
 //
 // Both servers listen on loopback unless told otherwise: neither

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
+	gatewayscheme "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/scheme"
 )
 
 // DefaultMaxFileSize is the size above which a manifest file is refused
@@ -89,7 +90,7 @@ func (e *DocumentError) Unwrap() error { return e.Err }
 // afterwards.
 var codecs = func() serializer.CodecFactory {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{kubescheme.AddToScheme, istioscheme.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{kubescheme.AddToScheme, istioscheme.AddToScheme, gatewayscheme.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err) // the generated schemes always register
 		}

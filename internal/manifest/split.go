@@ -15,6 +15,12 @@ func IsIstio(obj runtime.Object) bool {
 	return g == "istio.io" || strings.HasSuffix(g, ".istio.io")
 }
 
+// IsGatewayAPI reports whether obj is a Kubernetes Gateway API object
+// (gateway.networking.k8s.io).
+func IsGatewayAPI(obj runtime.Object) bool {
+	return obj.GetObjectKind().GroupVersionKind().Group == "gateway.networking.k8s.io"
+}
+
 // Split separates Kubernetes objects from Istio objects, keeping their
 // order.
 func Split(objs []runtime.Object) (kube, istio []runtime.Object) {

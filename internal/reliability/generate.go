@@ -191,12 +191,23 @@ func (g *gen) op() string {
 		return g.set(c, s.Key(), s.YAML(), del)
 	case n < 16:
 		s := NodeSpec{Name: pick(g.r, poolNodes), Region: pick(g.r, []string{"r1", "r2"}), Zone: pick(g.r, []string{"z1", "z2", ""})}
+		if g.r.IntN(2) == 0 {
+			s.ExternalIP, s.GatewayNode = pick(g.r, []string{"198.51.100.1", "198.51.100.2"}), g.r.IntN(3) != 0
+		}
 		return g.set(c, s.Key(), s.YAML(), del)
 	case n < 30:
 		s := ServiceSpec{
 			Namespace: ns, Name: pick(g.r, poolServices), App: pick(g.r, append([]string{""}, poolApps...)),
 			VIP: pick(g.r, poolVIPs), PortName: pick(g.r, []string{"http", "grpc", "tcp"}), Port: 80 + int32(g.r.IntN(2)),
 			TargetPort: 8080, PublishNotReady: g.r.IntN(4) == 0, ExportTo: pick(g.r, poolSvcExport),
+		}
+		if g.r.IntN(6) == 0 { // a network gateway
+			s.Network, s.PortName, s.Port, s.TargetPort = pick(g.r, []string{"net1", "net2"}), "tls", 15443, 15443
+			if g.r.IntN(3) == 0 {
+				s.NodePort = 31443
+			} else {
+				s.Ingress = pick(g.r, []string{"", "203.0.113.1", "203.0.113.2", "gw.example.com"})
+			}
 		}
 		return g.set(c, s.Key(), s.YAML(), del)
 	case n < 50:

@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"fmt"
+	"net"
 	"strings"
 )
 
@@ -33,8 +34,17 @@ func (s NamespaceSpec) YAML() string {
 	return fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n%s", s.Name, labelsYAML("  ", labels))
 }
 
-// NodeSpec is a Node with a region and zone.
-type NodeSpec struct{ Name, Region, Zone string }
+// NodeSpec is a Node with a region and zone, and optionally an external
+// IP and the label NodePort gateways select (GatewayNodeLabel).
+type NodeSpec struct {
+	Name, Region, Zone string
+	ExternalIP         string
+	GatewayNode        bool
+}
+
+// GatewayNodeLabel is the label, set to "yes", of the nodes a NodePort
+// gateway Service selects.
+const GatewayNodeLabel = "gateway"
 
 // Key returns the World key of the object.
 func (s NodeSpec) Key() string { return "Node//" + s.Name }
@@ -48,7 +58,14 @@ func (s NodeSpec) YAML() string {
 	if s.Zone != "" {
 		labels["topology.kubernetes.io/zone"] = s.Zone
 	}
-	return fmt.Sprintf("apiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n%s", s.Name, labelsYAML("  ", labels))
+	if s.GatewayNode {
+		labels[GatewayNodeLabel] = "yes"
+	}
+	out := fmt.Sprintf("apiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n%s", s.Name, labelsYAML("  ", labels))
+	if s.ExternalIP != "" {
+		out += fmt.Sprintf("status:\n  addresses:\n  - type: ExternalIP\n    address: %s\n", s.ExternalIP)
+	}
+	return out
 }
 
 // ServiceSpec is a Service selecting app=App with one port.
@@ -61,6 +78,13 @@ type ServiceSpec struct {
 	TargetPort      int32
 	PublishNotReady bool
 	ExportTo        string // networking.istio.io/exportTo annotation, "" for none
+	// A network gateway: Network is its topology.istio.io/network
+	// label; with NodePort the Service is a NodePort gateway of the
+	// nodes labelled GatewayNodeLabel, node port NodePort, else a
+	// LoadBalancer with Ingress ("" pending; an IP or a host name).
+	Network  string
+	NodePort int32
+	Ingress  string
 }
 
 // Key returns the World key of the object.
@@ -70,12 +94,28 @@ func (s ServiceSpec) Key() string { return "Service/" + s.Namespace + "/" + s.Na
 func (s ServiceSpec) YAML() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\n  namespace: %s\n", s.Name, s.Namespace)
+	if s.Network != "" {
+		fmt.Fprintf(&b, "  labels:\n    topology.istio.io/network: %s\n", s.Network)
+	}
+	if s.ExportTo != "" || s.NodePort != 0 {
+		b.WriteString("  annotations:\n")
+	}
 	if s.ExportTo != "" {
-		fmt.Fprintf(&b, "  annotations:\n    networking.istio.io/exportTo: %q\n", s.ExportTo)
+		fmt.Fprintf(&b, "    networking.istio.io/exportTo: %q\n", s.ExportTo)
+	}
+	if s.NodePort != 0 {
+		fmt.Fprintf(&b, "    traffic.istio.io/nodeSelector: '{\"%s\": \"yes\"}'\n", GatewayNodeLabel)
 	}
 	// As the API server stores it: type, the port's protocol and
 	// clusterIPs defaulted (the oracle's fake clients default nothing).
-	b.WriteString("spec:\n  type: ClusterIP\n")
+	typ := "ClusterIP"
+	switch {
+	case s.NodePort != 0:
+		typ = "NodePort"
+	case s.Network != "":
+		typ = "LoadBalancer"
+	}
+	fmt.Fprintf(&b, "spec:\n  type: %s\n", typ)
 	if s.VIP == "" {
 		b.WriteString("  clusterIP: None\n  clusterIPs: [None]\n")
 	} else {
@@ -88,6 +128,16 @@ func (s ServiceSpec) YAML() string {
 		b.WriteString("  publishNotReadyAddresses: true\n")
 	}
 	fmt.Fprintf(&b, "  ports:\n  - name: %s\n    port: %d\n    protocol: TCP\n    targetPort: %d\n", s.PortName, s.Port, s.TargetPort)
+	if s.NodePort != 0 {
+		fmt.Fprintf(&b, "    nodePort: %d\n", s.NodePort)
+	}
+	if s.Network != "" && s.NodePort == 0 && s.Ingress != "" {
+		field := "ip"
+		if net.ParseIP(s.Ingress) == nil {
+			field = "hostname"
+		}
+		fmt.Fprintf(&b, "status:\n  loadBalancer:\n    ingress:\n    - %s: %s\n", field, s.Ingress)
+	}
 	return b.String()
 }
 

@@ -24,3 +24,12 @@ func (d withDiagnostics) Diagnostics() []model.Diagnostic {
 	model.SortDiagnostics(out)
 	return out
 }
+
+// NetworkGateways returns the wrapped registry's gateways, if it knows
+// any.
+func (d withDiagnostics) NetworkGateways() []model.NetworkGateway {
+	if gd, ok := d.Discovery.(registry.GatewayDiscovery); ok {
+		return gd.NetworkGateways()
+	}
+	return nil
+}

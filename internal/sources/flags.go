@@ -4,20 +4,24 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshreg/meshreg/aggregate"
 	"github.com/meshreg/meshreg/model"
 )
 
 // Flags are the source flags the examples share: -cluster, -f,
-// -kubeconfig, -domain-suffix, -trust-domain and -namespace-selector.
+// -kubeconfig, -domain-suffix, -trust-domain, -namespace-selector and
+// -mesh-networks.
 type Flags struct {
 	Clusters          []Cluster
 	DomainSuffix      string
 	TrustDomain       string
 	NamespaceSelector string
+	MeshNetworks      string
 }
 
 // Register defines the flags on fs.
@@ -32,6 +36,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.DomainSuffix, "domain-suffix", model.DefaultDomainSuffix, "service hostname `suffix`")
 	fs.StringVar(&f.TrustDomain, "trust-domain", model.DefaultTrustDomain, "SPIFFE trust `domain`")
 	fs.StringVar(&f.NamespaceSelector, "namespace-selector", "", "only namespaces whose labels match this label `selector`, e.g. mesh=on")
+	fs.StringVar(&f.MeshNetworks, "mesh-networks", "", "Istio's meshNetworks YAML `FILE`: networks of endpoints, and network gateways")
 }
 
 // Config returns the Config the flags describe. Its error is a usage
@@ -49,6 +54,17 @@ func (f *Flags) Config(logger *slog.Logger) (Config, error) {
 			return Config{}, fmt.Errorf("-namespace-selector: %w", err)
 		}
 		cfg.NamespaceSelector = ls
+	}
+	if f.MeshNetworks != "" {
+		data, err := os.ReadFile(f.MeshNetworks)
+		if err != nil {
+			return Config{}, fmt.Errorf("-mesh-networks: %w", err)
+		}
+		mn, err := aggregate.ParseMeshNetworks(data)
+		if err != nil {
+			return Config{}, fmt.Errorf("-mesh-networks %s: %w", f.MeshNetworks, err)
+		}
+		cfg.MeshNetworks = mn
 	}
 	return cfg, nil
 }

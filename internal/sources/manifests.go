@@ -11,9 +11,12 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
 	"github.com/meshreg/meshreg/internal/manifest"
 	"github.com/meshreg/meshreg/kube"
@@ -33,8 +36,10 @@ type ManifestCluster struct {
 	config bool
 
 	client *kubefake.Clientset
-	kube   *kube.Controller
-	se     *configSource // nil unless config
+	// gateways holds the Gateway API objects.
+	gateways *gatewayfake.Clientset
+	kube     *kube.Controller
+	se       *configSource // nil unless config
 
 	// mu guards the fields below and serialises Apply.
 	mu      sync.Mutex
@@ -63,10 +68,11 @@ func newManifestCluster(cfg Config, c Cluster, config bool) (*ManifestCluster, e
 	}
 	mc := &ManifestCluster{
 		id: c.ID, fsys: c.FS, path: c.Manifests, cfg: cfg, config: config,
-		client:  kubefake.NewSimpleClientset(),
-		applied: map[objectKey]runtime.Object{},
+		client:   kubefake.NewSimpleClientset(),
+		gateways: servingGatewayAPI(gatewayfake.NewSimpleClientset()),
+		applied:  map[objectKey]runtime.Object{},
 	}
-	mc.kube, err = kube.New(mc.client, kubeOptions(cfg, c.ID))
+	mc.kube, err = kube.New(mc.client, kubeOptions(cfg, c.ID, config, mc.gateways))
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 	}
@@ -235,12 +241,49 @@ func equalIstioObjects(a, b runtime.Object) bool {
 	return true
 }
 
+// servingGatewayAPI makes a fake Gateway API clientset's discovery list
+// the v1 Gateways, as a cluster with the CRD installed does.
+func servingGatewayAPI(c *gatewayfake.Clientset) *gatewayfake.Clientset {
+	c.Resources = []*metav1.APIResourceList{{
+		GroupVersion: "gateway.networking.k8s.io/v1",
+		APIResources: []metav1.APIResource{{Name: "gateways", Namespaced: true, Kind: "Gateway"}},
+	}}
+	return c
+}
+
+// resourceOf returns the resource of a kind: client-go's guess, which
+// spells the Gateway API's Gateways "gatewaies", corrected.
+func resourceOf(gvk schema.GroupVersionKind) schema.GroupVersionResource {
+	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+	if gvk.Group == "gateway.networking.k8s.io" && gvk.Kind == "Gateway" {
+		gvr.Resource = "gateways"
+	}
+	return gvr
+}
+
+// tracker is the fake clientset an object belongs in.
+func (m *ManifestCluster) tracker(o runtime.Object) k8stesting.ObjectTracker {
+	if manifest.IsGatewayAPI(o) {
+		return m.gateways.Tracker()
+	}
+	return m.client.Tracker()
+}
+
 func (m *ManifestCluster) create(o runtime.Object) error {
 	if manifest.IsIstio(o) {
 		return m.se.apply(o, false)
 	}
 	if err := m.se.applyNamespace(o, false); err != nil {
 		return err
+	}
+	if manifest.IsGatewayAPI(o) {
+		// By the object's own version: the scheme knows some types
+		// under several, and Add would take the first.
+		acc, err := meta.Accessor(o)
+		if err != nil {
+			return err
+		}
+		return m.gateways.Tracker().Create(resourceOf(o.GetObjectKind().GroupVersionKind()), o, acc.GetNamespace())
 	}
 	return m.client.Tracker().Add(o)
 }
@@ -252,12 +295,11 @@ func (m *ManifestCluster) update(o runtime.Object) error {
 	if err := m.se.applyNamespace(o, false); err != nil {
 		return err
 	}
-	gvr, _ := meta.UnsafeGuessKindToResource(o.GetObjectKind().GroupVersionKind())
 	acc, err := meta.Accessor(o)
 	if err != nil {
 		return err
 	}
-	return m.client.Tracker().Update(gvr, o, acc.GetNamespace())
+	return m.tracker(o).Update(resourceOf(o.GetObjectKind().GroupVersionKind()), o, acc.GetNamespace())
 }
 
 func (m *ManifestCluster) delete(k objectKey, old runtime.Object) error {
@@ -267,6 +309,5 @@ func (m *ManifestCluster) delete(k objectKey, old runtime.Object) error {
 	if err := m.se.applyNamespace(old, true); err != nil {
 		return err
 	}
-	gvr, _ := meta.UnsafeGuessKindToResource(k.gvk)
-	return m.client.Tracker().Delete(gvr, k.namespace, k.name)
+	return m.tracker(old).Delete(resourceOf(k.gvk), k.namespace, k.name)
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,7 +42,9 @@ type Config struct {
 	DomainSuffix      string
 	TrustDomain       string
 	NamespaceSelector *metav1.LabelSelector
-	Logger            *slog.Logger
+	// MeshNetworks is the aggregate's Options.MeshNetworks.
+	MeshNetworks *model.MeshNetworks
+	Logger       *slog.Logger
 	// Loader reads manifests; the zero value has the loader's defaults.
 	Loader manifest.Loader
 }
@@ -86,7 +89,7 @@ func Build(cfg Config) (*Built, error) {
 	}
 
 	b := &Built{
-		Aggregate: aggregate.New(aggregate.Options{Logger: cfg.Logger}),
+		Aggregate: aggregate.New(aggregate.Options{Logger: cfg.Logger, MeshNetworks: cfg.MeshNetworks}),
 		Manifests: map[model.ClusterID]*ManifestCluster{},
 	}
 	for i, c := range cfg.Clusters {
@@ -126,13 +129,15 @@ func (b *Built) manifestDiagnostics() []model.Diagnostic {
 	return out
 }
 
-func kubeOptions(cfg Config, id model.ClusterID) kube.Options {
+func kubeOptions(cfg Config, id model.ClusterID, config bool, gc gatewayclient.Interface) kube.Options {
 	return kube.Options{
 		ClusterID:         id,
 		DomainSuffix:      cfg.DomainSuffix,
 		TrustDomain:       cfg.TrustDomain,
 		NamespaceSelector: cfg.NamespaceSelector,
 		Logger:            cfg.Logger.With("cluster", string(id)),
+		GatewayClient:     gc,
+		ConfigCluster:     config,
 	}
 }
 
@@ -146,7 +151,11 @@ func liveCluster(cfg Config, c Cluster, config bool) ([]registry.Registry, error
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 	}
-	kc, err := kube.New(client, kubeOptions(cfg, c.ID))
+	gc, err := gatewayclient.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
+	}
+	kc, err := kube.New(client, kubeOptions(cfg, c.ID, config, gc))
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 	}

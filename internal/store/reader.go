@@ -102,9 +102,16 @@ func (s *Store) Diagnostics() []model.Diagnostic {
 	return s.diags.Sorted()
 }
 
+// NetworkGateways returns the network gateways, sorted.
+func (s *Store) NetworkGateways() []model.NetworkGateway {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.gateways
+}
+
 // Subscribe registers h; it first receives the current state: every
 // service, sorted, then the endpoints of each, then every workload,
-// sorted.
+// sorted, then the network gateways.
 func (s *Store) Subscribe(h registry.Handler) (unsubscribe func()) {
 	// Exclusive, so that no write slips between the snapshot and the
 	// registration.
@@ -123,6 +130,9 @@ func (s *Store) Subscribe(h registry.Handler) (unsubscribe func()) {
 	}
 	for _, w := range ws {
 		initial = append(initial, registry.WorkloadEvent{Type: model.EventAdd, Current: w, Initial: true})
+	}
+	if len(s.gateways) > 0 {
+		initial = append(initial, registry.NetworkGatewaysEvent{Gateways: s.gateways, Initial: true})
 	}
 	return s.notifier.Subscribe(h, initial)
 }

@@ -32,6 +32,8 @@ type Store struct {
 	byIP      index.EndpointsByIP
 	workloads index.Workloads
 	diags     index.Diagnostics
+	// gateways is the sorted list of network gateways; nil when none.
+	gateways []model.NetworkGateway
 	// sized is set by Reserve: the first estimate stands.
 	sized bool
 
@@ -221,4 +223,20 @@ func (s *Store) SetDiagnostics(owner string, ds []model.Diagnostic) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.diags.Set(owner, ds)
+}
+
+// SetNetworkGateways replaces the network gateways with gws, which must be
+// sorted and without duplicates (model.SortGateways), and publishes them
+// when they changed.
+func (s *Store) SetNetworkGateways(gws []model.NetworkGateway) {
+	if len(gws) == 0 {
+		gws = nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.Equal(s.gateways, gws) {
+		return
+	}
+	s.gateways = gws
+	s.notifier.Notify(registry.NetworkGatewaysEvent{Gateways: gws})
 }

@@ -51,6 +51,9 @@ func (r *Registry) ProxyTargets(namespace string, ips ...netip.Addr) []model.Ser
 // model.CompareDiagnostics.
 func (r *Registry) Diagnostics() []model.Diagnostic { return r.store.Diagnostics() }
 
+// NetworkGateways returns the gateways set by SetNetworkGateways, sorted.
+func (r *Registry) NetworkGateways() []model.NetworkGateway { return r.store.NetworkGateways() }
+
 // Subscribe registers a handler; it first receives the current state,
 // then every change. See registry.Controller.
 func (r *Registry) Subscribe(h registry.Handler) (unsubscribe func()) {

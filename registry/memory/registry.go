@@ -187,6 +187,22 @@ func (r *Registry) DeleteWorkload(key model.WorkloadKey) {
 	r.store.DeleteWorkload(key)
 }
 
+// SetNetworkGateways replaces the registry's network gateways, as a kube
+// registry's change when gateway Services come and go. Each is stored with
+// the registry's cluster when it has none; the list is sorted and
+// deduplicated (model.SortGateways).
+func (r *Registry) SetNetworkGateways(gws ...model.NetworkGateway) {
+	list := slices.Clone(gws)
+	for i := range list {
+		if list[i].Cluster == "" {
+			list[i].Cluster = r.opts.Cluster
+		}
+	}
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	r.store.SetNetworkGateways(model.SortGateways(list))
+}
+
 // AddDiagnostic adds diagnostics, as a real registry reports what it
 // refused or could not fully use.
 func (r *Registry) AddDiagnostic(ds ...model.Diagnostic) {

@@ -21,33 +21,6 @@ var ErrDuplicate = errors.New("a registry for this provider and cluster is alrea
 // registry.
 var ErrNotFound = errors.New("no registry for this provider and cluster")
 
-// WorkloadHandler is implemented by registries whose selectors select the
-// workloads of other registries: the kube controller (WorkloadEntries for
-// its Services) and the serviceentry controller (Pods for its
-// workloadSelectors). The aggregate hands such a registry every other
-// registry's workload events, filtered by Options.ShareWorkload. A handler
-// ignores the kinds it does not select.
-type WorkloadHandler interface {
-	HandleWorkload(registry.WorkloadEvent)
-}
-
-// MeshNetworksHandler is implemented by registries that read the mesh
-// networks: the kube controller. The aggregate hands each one
-// Options.MeshNetworks when it is added.
-type MeshNetworksHandler interface {
-	SetMeshNetworks(*model.MeshNetworks)
-}
-
-// Settler is implemented by registries whose state can lag behind their
-// inputs: workloads handed in through HandleWorkload are applied by a
-// worker of their own. Settled reports whether every input so far has been
-// applied and its events delivered to the registry's subscribers. The
-// aggregate's HasSynced waits for it, so that a synced aggregate already
-// holds what the wiring between registries produces.
-type Settler interface {
-	Settled() bool
-}
-
 // Controller merges many registries, of both providers and any number of
 // clusters, into one registry: it answers every registry.Discovery query
 // over the merged state and publishes the merged state's events.

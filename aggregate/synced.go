@@ -11,6 +11,16 @@ import (
 // What the aggregate reports of its registries: whether they, and the
 // wiring between them, have synced, and their diagnostics with its own.
 
+// Settler is implemented by registries whose state can lag behind their
+// inputs: workloads handed in through HandleWorkload are applied by a
+// worker of their own. Settled reports whether every input so far has been
+// applied and its events delivered to the registry's subscribers. The
+// aggregate's HasSynced waits for it, so that a synced aggregate already
+// holds what the wiring between registries produces.
+type Settler interface {
+	Settled() bool
+}
+
 // HasSynced reports whether every registry has synced (or exceeded
 // Options.SyncTimeout), every workload handed from one registry to another
 // has been applied by the receiver (see Settler), and the merged initial

@@ -18,6 +18,16 @@ import (
 // a sink added later is handed the store's workloads, and a registry
 // removed has its workloads' deletes handed out.
 
+// WorkloadHandler is implemented by registries whose selectors select the
+// workloads of other registries: the kube controller (WorkloadEntries for
+// its Services) and the serviceentry controller (Pods for its
+// workloadSelectors). The aggregate hands such a registry every other
+// registry's workload events, filtered by Options.ShareWorkload. A handler
+// ignores the kinds it does not select.
+type WorkloadHandler interface {
+	HandleWorkload(registry.WorkloadEvent)
+}
+
 // forward hands a workload event of member from to every sink. The caller
 // holds the global merger's mu.
 func (c *Controller) forward(from *member, ev registry.WorkloadEvent) {

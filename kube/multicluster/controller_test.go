@@ -160,9 +160,9 @@ func TestSecretsDriveClusterRegistries(t *testing.T) {
 	}
 	eventually(t, "c1 and c2 added", held(map[model.ClusterID]string{"c1": "cfg1", "c2": "cfg2"}))
 	<-watching
-	if !c.HasSynced() {
-		t.Error("HasSynced false after the initial list was handled")
-	}
+	// The target holds the registries before the handler returns from
+	// the initial list, and HasSynced turns true when it has returned.
+	eventually(t, "HasSynced once the initial list was handled", c.HasSynced)
 
 	secrets := client.CoreV1().Secrets("istio-system")
 	// A changed kubeconfig replaces, a dropped key removes, a new one adds.

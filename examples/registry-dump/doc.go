@@ -1,11 +1,12 @@
 // Command registry-dump prints a meshreg registry: the services,
-// endpoints, workloads and diagnostics of one or more clusters, built from
-// manifests or watched live.
+// endpoints, workloads, network gateways and diagnostics of one or more
+// clusters, built from manifests or watched live.
 //
-// With no arguments it prints an embedded demo: two clusters with
-// services, pods and EndpointSlices across zones, a ServiceEntry whose
-// workloadSelector selects pods, WorkloadEntries, and one deliberately
-// invalid ServiceEntry.
+// With no arguments it prints an embedded demo: two clusters on two
+// networks with services, pods and EndpointSlices across zones, each
+// network's east-west gateway, a ServiceEntry whose workloadSelector
+// selects pods, WorkloadEntries, and one deliberately invalid
+// ServiceEntry.
 //
 // Usage:
 //

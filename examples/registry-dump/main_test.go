@@ -42,7 +42,7 @@ func TestDemoTable(t *testing.T) {
 		"2 Healthy",
 		// a DNS entry without addresses gets auto-allocated ones.
 		"auto=240.240.",
-		"6 services, 10 endpoints, 7 workloads",
+		"7 services, 10 endpoints, 7 workloads",
 		"Error    ServiceEntry payments/broken-entry [east]: invalid, not used",
 	} {
 		if !strings.Contains(out, want) {
@@ -66,9 +66,9 @@ func TestJSONIsTheDumpFormat(t *testing.T) {
 	if err := dec.Decode(&d); err != nil {
 		t.Fatal(err)
 	}
-	if d.Version != registry.DumpVersion || len(d.Services) != 6 || len(d.Workloads) != 7 || len(d.Diagnostics) != 1 {
-		t.Errorf("dump: version %d, %d services, %d workloads, %d diagnostics; want 1, 6, 7, 1",
-			d.Version, len(d.Services), len(d.Workloads), len(d.Diagnostics))
+	if d.Version != registry.DumpVersion || len(d.Services) != 7 || len(d.Workloads) != 7 || len(d.NetworkGateways) != 2 || len(d.Diagnostics) != 1 {
+		t.Errorf("dump: version %d, %d services, %d workloads, %d network gateways, %d diagnostics; want 1, 7, 7, 2, 1",
+			d.Version, len(d.Services), len(d.Workloads), len(d.NetworkGateways), len(d.Diagnostics))
 	}
 
 	_, y, _ := runCmd(t, "-o", "yaml")

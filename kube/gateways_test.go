@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -180,9 +181,7 @@ func TestServiceGateways(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, diags := serviceGateways(tt.svc, "c1", tt.named, nodes)
-			if diff := cmp.Diff(tt.want, got, cmp.Comparer(func(a, b []model.NetworkGateway) bool {
-				return len(a) == 0 && len(b) == 0 || cmp.Equal(a, b)
-			})); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("gateways (-want +got):\n%s", diff)
 			}
 			switch {
@@ -245,16 +244,12 @@ func TestControllerGatewaysFollowObjects(t *testing.T) {
 			if len(evs) == 0 {
 				return false
 			}
-			if len(evs) != 1 || !cmp.Equal(evs[0], want, cmp.Comparer(func(a, b []model.NetworkGateway) bool {
-				return len(a) == 0 && len(b) == 0 || cmp.Equal(a, b)
-			})) {
+			if len(evs) != 1 || !cmp.Equal(evs[0], want, cmpopts.EquateEmpty()) {
 				t.Fatalf("%s: gateway events %v, want one with %v", what, evs, want)
 			}
 			return true
 		})
-		if got := c.NetworkGateways(); !cmp.Equal(got, want, cmp.Comparer(func(a, b []model.NetworkGateway) bool {
-			return len(a) == 0 && len(b) == 0 || cmp.Equal(a, b)
-		})) {
+		if got := c.NetworkGateways(); !cmp.Equal(got, want, cmpopts.EquateEmpty()) {
 			t.Fatalf("%s: NetworkGateways() = %v, want %v", what, got, want)
 		}
 	}

@@ -63,7 +63,7 @@ func (s *Snapshot) endpointsFor(p *Proxy, e *entry, port string) []LocalityEndpo
 	byLocality := map[model.Locality]int{}
 	// gatewayWeights holds, per locality, the weight each gateway has
 	// gathered.
-	var gatewayWeights map[model.Locality]map[model.NetworkGateway]uint32
+	var gatewayWeights map[model.Locality]map[gateway]uint32
 	group := func(l model.Locality) *LocalityEndpoints {
 		i, ok := byLocality[l]
 		if !ok {
@@ -94,16 +94,16 @@ func (s *Snapshot) endpointsFor(p *Proxy, e *entry, port string) []LocalityEndpo
 					continue
 				}
 				if gatewayWeights == nil {
-					gatewayWeights = map[model.Locality]map[model.NetworkGateway]uint32{}
+					gatewayWeights = map[model.Locality]map[gateway]uint32{}
 				}
 				w := gatewayWeights[ep.Locality]
 				if w == nil {
-					w = map[model.NetworkGateway]uint32{}
+					w = map[gateway]uint32{}
 					gatewayWeights[ep.Locality] = w
 					group(ep.Locality) // the locality's place, in order of first endpoint
 				}
 				for _, gw := range gws {
-					w[gw.gw] = addWeight(w[gw.gw], weight/uint32(len(gws)))
+					w[gw] = addWeight(w[gw], weight/uint32(len(gws)))
 				}
 				continue
 			}
@@ -121,15 +121,14 @@ func (s *Snapshot) endpointsFor(p *Proxy, e *entry, port string) []LocalityEndpo
 
 	for l, weights := range gatewayWeights {
 		g := group(l)
-		gws := make([]model.NetworkGateway, 0, len(weights))
+		gws := make([]gateway, 0, len(weights))
 		for gw := range weights {
 			gws = append(gws, gw)
 		}
-		slices.SortFunc(gws, model.NetworkGateway.Compare)
+		slices.SortFunc(gws, func(a, b gateway) int { return cmp.Or(a.gw.Compare(b.gw), a.addr.Compare(b.addr)) })
 		for _, gw := range gws {
-			addr, _ := netip.ParseAddr(gw.Address) // an IP: see newGateways
 			g.Endpoints = append(g.Endpoints, Endpoint{
-				Address: addr.Unmap(), Port: gw.Port, Weight: max(weights[gw], 1), Health: model.Healthy, Gateway: &gw,
+				Address: gw.addr, Port: gw.gw.Port, Weight: max(weights[gw], 1), Health: model.Healthy, Gateway: &gw.gw,
 			})
 		}
 	}

@@ -61,7 +61,7 @@ func TestSplitHorizon(t *testing.T) {
 		{name: "an IPv6 proxy cannot use an IPv4 gateway",
 			gateways: []model.NetworkGateway{gw("net2", "c2", "192.0.2.1", 15443)}, proxy: Proxy{Network: "net1", IPs: ips("fd00::1")},
 			want: []string{" 10.0.0.1:8080 w1 Healthy", " 10.0.0.2:8080 w1 Healthy"}},
-		{name: "a gateway given by host name is not used",
+		{name: "a gateway given by a host name not resolved yet is not used",
 			gateways: []model.NetworkGateway{gw("net2", "c2", "gw.example.com", 15443)}, proxy: Proxy{Network: "net1"},
 			want: []string{" 10.0.0.1:8080 w1 Healthy", " 10.0.0.2:8080 w1 Healthy", " 10.1.0.1:8080 w1 Healthy", " 10.1.0.2:8080 w1 Healthy",
 				" 10.1.0.3:8080 w1 Healthy", " 10.1.0.4:8080 w3 Healthy", " 10.3.0.1:8080 w1 Healthy"}},

@@ -25,11 +25,12 @@ type gateway struct {
 }
 
 // gateways indexes the network gateways by network, and by network and
-// cluster, as split horizon looks them up. Gateways given by host name
-// are left out: the view never resolves names. It is immutable once
-// built.
+// cluster, as split horizon looks them up. A gateway given by host name
+// is one gateway per address the name resolved to (none while it has
+// not). It is immutable once built.
 type gateways struct {
 	all       []model.NetworkGateway
+	resolved  map[string][]netip.Addr // what the host names resolved to
 	byNetwork map[model.NetworkID]gatewayList
 	byCluster map[networkCluster]gatewayList
 	// scale is the least common multiple of the number of gateways of
@@ -59,28 +60,31 @@ type networkCluster struct {
 	cluster model.ClusterID
 }
 
-func newGateways(all []model.NetworkGateway) *gateways {
+func newGateways(all []model.NetworkGateway, resolved map[string][]netip.Addr) *gateways {
 	g := &gateways{
 		all:       all,
+		resolved:  resolved,
 		byNetwork: map[model.NetworkID]gatewayList{},
 		byCluster: map[networkCluster]gatewayList{},
 		scale:     1,
 	}
 	seen := map[gatewayKey]bool{}
 	for _, gw := range all { // sorted by model.NetworkGateway.Compare
-		addr, err := netip.ParseAddr(gw.Address)
-		if err != nil {
-			continue
+		addrs := resolved[gw.Address]
+		if addr, err := netip.ParseAddr(gw.Address); err == nil {
+			addrs = []netip.Addr{addr}
 		}
-		addr = addr.Unmap()
-		k := gatewayKey{gw.Network, gw.Cluster, addr, gw.Port, gw.HBONEPort, gw.ServiceAccount}
-		if seen[k] {
-			continue
+		for _, addr := range addrs {
+			addr = addr.Unmap()
+			k := gatewayKey{gw.Network, gw.Cluster, addr, gw.Port, gw.HBONEPort, gw.ServiceAccount}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			g.byNetwork[gw.Network] = g.byNetwork[gw.Network].add(gateway{addr, gw})
+			nc := networkCluster{gw.Network, gw.Cluster}
+			g.byCluster[nc] = g.byCluster[nc].add(gateway{addr, gw})
 		}
-		seen[k] = true
-		g.byNetwork[gw.Network] = g.byNetwork[gw.Network].add(gateway{addr, gw})
-		nc := networkCluster{gw.Network, gw.Cluster}
-		g.byCluster[nc] = g.byCluster[nc].add(gateway{addr, gw})
 	}
 	for _, l := range g.byNetwork {
 		g.scale = lcm(g.scale, uint32(l.n))
@@ -117,6 +121,19 @@ func (g *gateways) forEndpoint(n model.NetworkID, c model.ClusterID, fam IPFamil
 		}
 	}
 	return usable, len(gws)
+}
+
+// hostnames returns the gateways' addresses that are host names, sorted,
+// without duplicates.
+func hostnames(all []model.NetworkGateway) []string {
+	var out []string
+	for _, gw := range all {
+		if _, err := netip.ParseAddr(gw.Address); err != nil && gw.Address != "" {
+			out = append(out, gw.Address)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func lcm(a, b uint32) uint32 {

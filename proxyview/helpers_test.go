@@ -131,3 +131,5 @@ func flat(les []LocalityEndpoints) []string {
 	}
 	return out
 }
+
+var registryAll = registry.EndpointQuery{}

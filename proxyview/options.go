@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/meshreg/meshreg/model"
 )
@@ -63,6 +64,16 @@ type Options struct {
 	// Default: false, Istio's ISTIO_DUAL_STACK: a proxy gets the VIPs of
 	// one family, that of the service's first VIP.
 	DualStack bool
+	// Resolver resolves the host names network gateways are given by
+	// (a LoadBalancer's host name): each address is a gateway. Default:
+	// net.DefaultResolver (Istio's RESOLVE_HOSTNAME_GATEWAYS=true).
+	Resolver Resolver
+	// SkipGatewayHostnames leaves out gateways given by host name, so
+	// that the view makes no lookups. Default: false.
+	SkipGatewayHostnames bool
+	// GatewayResolveInterval is how often the gateways' host names are
+	// resolved again. Default: 30s, Istio's shortest gateway TTL.
+	GatewayResolveInterval time.Duration
 	// Logger receives the view's log records. Default: discard.
 	Logger *slog.Logger
 }
@@ -92,6 +103,12 @@ func (o Options) defaults() (Options, error) {
 	}
 	if o.DiscoveryAddress == "" {
 		o.DiscoveryAddress = DefaultDiscoveryAddress
+	}
+	if o.Resolver == nil {
+		o.Resolver = net.DefaultResolver
+	}
+	if o.GatewayResolveInterval <= 0 {
+		o.GatewayResolveInterval = 30 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

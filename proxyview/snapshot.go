@@ -46,7 +46,7 @@ func emptySnapshot(conf *config) *Snapshot {
 	return &Snapshot{
 		conf:       conf,
 		vis:        &visibility{byNamespace: map[string][]*model.Service{}, visible: map[string][]*model.Service{}},
-		gateways:   newGateways(nil),
+		gateways:   newGateways(nil, nil),
 		superseded: make(chan struct{}),
 	}
 }

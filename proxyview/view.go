@@ -59,12 +59,17 @@ type View struct {
 	running atomic.Bool
 	wake    chan struct{}
 
-	// mu guards pending, pendingGateways and subscribers.
+	namesChanged chan struct{}
+
+	// mu guards pending, pendingGateways, subscribers, and the gateways'
+	// host names and what they resolved to.
 	mu              sync.Mutex
 	pending         map[model.ServiceKey]struct{}
 	pendingGateways bool
 	subscribers     map[int]func(Change)
 	nextID          int
+	names           []string
+	resolved        map[string][]netip.Addr
 }
 
 // New returns a view of src; Run starts it. The error wraps
@@ -76,11 +81,12 @@ func New(src Source, opts Options) (*View, error) {
 	}
 	conf := &config{Options: o, clusterLocal: newClusterLocal(o)}
 	v := &View{
-		src:         src,
-		conf:        conf,
-		wake:        make(chan struct{}, 1),
-		pending:     map[model.ServiceKey]struct{}{},
-		subscribers: map[int]func(Change){},
+		src:          src,
+		conf:         conf,
+		wake:         make(chan struct{}, 1),
+		namesChanged: make(chan struct{}, 1),
+		pending:      map[model.ServiceKey]struct{}{},
+		subscribers:  map[int]func(Change){},
 	}
 	v.snap.Store(emptySnapshot(conf))
 	return v, nil
@@ -124,6 +130,13 @@ func (v *View) Run(ctx context.Context) error {
 		NetworkGatewaysFunc: func(registry.NetworkGatewaysEvent) { v.markGateways() },
 	})
 	defer unsubscribe()
+	resolveCtx, stopResolving := context.WithCancel(ctx)
+	resolving := make(chan struct{})
+	go func() {
+		defer close(resolving)
+		v.resolveLoop(resolveCtx)
+	}()
+	defer func() { stopResolving(); <-resolving }()
 	// The state the source had before the subscription: a source that has
 	// synced already may still be replaying it to the handler.
 	for _, svc := range v.src.Services() {
@@ -263,8 +276,12 @@ func (v *View) apply() {
 		if gd, ok := v.src.(registry.GatewayDiscovery); ok {
 			gws = gd.NetworkGateways()
 		}
-		if !slices.Equal(gws, old.gateways.all) {
-			next.gateways = newGateways(gws)
+		var resolved map[string][]netip.Addr
+		if !v.conf.SkipGatewayHostnames {
+			resolved = v.wantNames(hostnames(gws))
+		}
+		if !slices.Equal(gws, old.gateways.all) || !maps.EqualFunc(resolved, old.gateways.resolved, slices.Equal) {
+			next.gateways = newGateways(gws, resolved)
 			change.Gateways = true
 		}
 	}
@@ -279,18 +296,27 @@ func (v *View) apply() {
 }
 
 // reindex moves one service's entries in the inbound index from its old
-// endpoints to its new ones.
+// endpoints to its new ones, touching only the IPs whose entries
+// changed: a change of health alone touches none.
 func reindex(ips *cow.Editor[netip.Addr, []target], key model.ServiceKey, prev, cur []*model.Endpoint) {
-	for a := range targetsOf(key, prev) {
+	before, after := targetsOf(key, prev), targetsOf(key, cur)
+	for a, was := range before {
+		if slices.Equal(was, after[a]) {
+			continue
+		}
 		ts, _ := ips.Get(a)
 		ts = slices.DeleteFunc(slices.Clone(ts), func(t target) bool { return t.key == key })
+		ts = append(ts, after[a]...)
 		if len(ts) == 0 {
 			ips.Delete(a)
 		} else {
 			ips.Set(a, ts)
 		}
 	}
-	for a, add := range targetsOf(key, cur) {
+	for a, add := range after {
+		if _, done := before[a]; done {
+			continue
+		}
 		ts, _ := ips.Get(a)
 		ips.Set(a, append(slices.Clip(ts), add...))
 	}

@@ -89,7 +89,7 @@ func BenchmarkVisibleServices(b *testing.B) {
 }
 
 // BenchmarkEndpoints is Snapshot.Endpoints for one port of a service of
-// twenty endpoints on two networks: half direct, half through the other
+// ten endpoints on two networks: half direct, half through the other
 // network's gateway.
 func BenchmarkEndpoints(b *testing.B) {
 	v, _, svcs := largeView(b)

@@ -3,6 +3,7 @@ package proxyview_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"sync"
 	"testing"
@@ -173,4 +174,55 @@ func TestViewOfAggregate(t *testing.T) {
 	if viaGateway != 1 || direct != 1 {
 		t.Errorf("from west: %d direct, %d through a gateway; want 1 and 1", direct, viaGateway)
 	}
+}
+
+// TestConcurrentQueries reads snapshots from many goroutines while the
+// view publishes new generations (run with -race).
+func TestConcurrentQueries(t *testing.T) {
+	mem := memory.New(memory.Options{Cluster: "c1"})
+	var svcs []*model.Service
+	for i := range 20 {
+		svc := memory.Service(fmt.Sprintf("s%d", i), fmt.Sprintf("ns%d", i%4)).Port("http", 80).Build()
+		svcs = append(svcs, svc)
+		mem.AddService(svc)
+	}
+	v, err := proxyview.New(mem, proxyview.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running(t, mem, v)
+	until(t, v, "sync", func(s *proxyview.Snapshot) bool { return s.Synced() && s.Len() == 20 })
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := &proxyview.Proxy{Namespace: fmt.Sprintf("ns%d", g), IPs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				s := v.Snapshot()
+				for _, svc := range s.Services(p) {
+					s.Endpoints(p, svc.Key(), "http")
+					s.Addresses(p, svc)
+				}
+				s.Inbound(p)
+			}
+		}()
+	}
+	for i := range 200 {
+		svc := svcs[i%len(svcs)]
+		mem.SetEndpoints(svc.Key(), memory.Endpoint(fmt.Sprintf("10.0.0.%d", i%3+1), 8080).Port("http").Build())
+	}
+	last := svcs[len(svcs)-1]
+	until(t, v, "the last change", func(s *proxyview.Snapshot) bool {
+		les := s.Endpoints(&proxyview.Proxy{Namespace: last.Namespace}, last.Key(), "http")
+		return len(les) == 1 && les[0].Endpoints[0].Address.String() == fmt.Sprintf("10.0.0.%d", 199%3+1)
+	})
+	close(stop)
+	wg.Wait()
 }

@@ -33,6 +33,11 @@ func (o DebounceOptions) defaults() DebounceOptions {
 
 // Push is one debounced batch of changes.
 type Push struct {
+	// Initial is true for the first push of Run, made as it starts: its
+	// snapshot is the view's state when the debouncer subscribed, and
+	// its consumer should build everything from it. Services and
+	// Gateways are then empty.
+	Initial bool
 	// Snapshot is the view's latest snapshot when the push was made: it
 	// holds every change listed, and perhaps later ones.
 	Snapshot *Snapshot
@@ -82,13 +87,17 @@ func newDebouncer(src changeSource, opts DebounceOptions) *Debouncer {
 	}
 }
 
-// Run calls push with each batch, on its own goroutine, one call at a
-// time, until ctx is done; then it returns nil. Changes published before
-// Run subscribes are not pushed: take the view's snapshot for the state
-// so far.
+// Run subscribes to the view's changes and calls push, on its own
+// goroutine, one call at a time, until ctx is done; then it returns nil.
+// The first call, at once, is the Initial push of the view's state; each
+// later one holds the changes since the one before, so that nothing the
+// view publishes is missed.
 func (d *Debouncer) Run(ctx context.Context, push func(Push)) error {
 	unsubscribe := d.src.Subscribe(d.add)
 	defer unsubscribe()
+	// After subscribing: a change published from now on is also pushed
+	// later, at worst once more than needed.
+	push(Push{Initial: true, Snapshot: d.src.Snapshot()})
 	timer := time.NewTimer(0)
 	if !timer.Stop() {
 		<-timer.C

@@ -49,11 +49,20 @@ type pushed struct {
 	at    []time.Duration
 	hosts [][]string
 	n     []int
+	// initial holds the times of the Initial pushes.
+	initial []time.Duration
 }
 
 func (p *pushed) push(pp Push) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if pp.Initial {
+		p.initial = append(p.initial, time.Since(p.start))
+		if pp.Snapshot == nil || len(pp.Services) > 0 {
+			panic("an initial push without its snapshot, or with services")
+		}
+		return
+	}
 	p.at = append(p.at, time.Since(p.start))
 	var hs []string
 	for _, k := range pp.Services {
@@ -103,6 +112,9 @@ func TestDebounceBurstIsOnePush(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int{4}, rec.n); diff != "" {
 		t.Errorf("changes per push (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]time.Duration{0}, rec.initial); diff != "" {
+		t.Errorf("initial pushes (-want +got):\n%s", diff)
 	}
 }
 
@@ -157,7 +169,7 @@ func TestDebounceOnePushAtATime(t *testing.T) {
 			defer close(done)
 			_ = d.Run(ctx, func(p Push) {
 				rec.push(p)
-				if len(rec.at) == 1 {
+				if !p.Initial && len(rec.at) == 1 {
 					close(inPush)
 					time.Sleep(time.Second) // a slow push
 				}

@@ -50,8 +50,9 @@
 // gateways (those of its cluster if any, else of the network; with an
 // mTLS port and of the proxy's IP family), one gateway endpoint per
 // locality whose weight is the sum of the weights of the endpoints it
-// stands for. Only endpoints that accept Istio mTLS cross, since
-// gateways route by SNI. Endpoints of a network without a gateway are
+// stands for, whatever their health (as in Istio: the gateway's own proxy
+// balances by health on its side). Only endpoints that accept Istio mTLS
+// cross, since gateways route by SNI. Endpoints of a network without a gateway are
 // left out (Options.DirectWithoutGateway keeps them). Weights are
 // multiplied by the least common multiple of the gateway counts, so that
 // they split evenly.

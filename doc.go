@@ -26,7 +26,13 @@
 //	                  +--------------------+-----------+
 //	                                       |
 //	            queries (Services, GetService, Endpoints, Workloads, Proxy targets)
-//	            subscriptions (service, endpoints, workload events)
+//	            subscriptions (service, endpoints, workload, gateway events)
+//	                                       |
+//	                 +----------- proxyview.View ------------+
+//	                 | per proxy: visible services, its VIPs, |
+//	                 | endpoints through network gateways,    |
+//	                 | inbound; snapshots, debounced pushes   |
+//	                 +--------------------+------------------+
 //	                                       |
 //	             your control plane / examples/xds-server / tests
 //
@@ -51,6 +57,11 @@
 //     of code that consumes a registry.
 //   - kube, serviceentry, aggregate: the Kubernetes registry, the Istio
 //     configuration registry, and the aggregate of many.
+//   - proxyview: one proxy's view of a registry, as Istio's push context
+//     computes it: the services its namespace may see, the VIPs it uses,
+//     its endpoints (through network gateways across networks), the
+//     service ports it serves; immutable snapshots per generation and a
+//     debouncer that batches changes into pushes.
 //
 // # Contracts in brief
 //

@@ -1,12 +1,38 @@
 // Command xds-server serves a meshreg registry to gRPC clients and Envoy
 // over xDS (ADS, state of the world and delta), with an HTTP debug server
-// beside it.
+// beside it. Each node is served its own view of the registry, as
+// proxyview computes it for the proxy the node describes.
 //
-// For each port of each service load-balanced by the client it serves an
-// API listener "<hostname>:<port>" (what a gRPC client dialling
-// "xds:///<hostname>:<port>" asks for), its route configuration, an EDS
-// cluster "outbound|<port>||<hostname>" and the cluster's load assignment.
-// Resources follow the registry's events one service at a time.
+// For each port of each service the node sees and that is load-balanced
+// by the client, it serves an API listener "<hostname>:<port>" (what a
+// gRPC client dialling "xds:///<hostname>:<port>" asks for), its route
+// configuration, an EDS cluster "outbound|<port>||<hostname>" and the
+// cluster's load assignment: the node's endpoints, with those of networks
+// it does not reach replaced by their network's gateway.
+//
+// The node is read from its metadata, with the keys of Istio's bootstrap
+// (node.metadata): NAMESPACE (which services it sees, by exportTo),
+// NETWORK (which endpoints it reaches directly), CLUSTER_ID, INSTANCE_IPS
+// (comma-separated), LABELS (a struct of strings), NODE_NAME and
+// DNS_CAPTURE ("true" or "false"); its locality from node.locality. A
+// gRPC client declares them in its bootstrap:
+//
+//	"node": {
+//	  "id": "client-1",
+//	  "metadata": {"NAMESPACE": "shop", "NETWORK": "net-1", "CLUSTER_ID": "east", "INSTANCE_IPS": "10.1.0.5"},
+//	  "locality": {"region": "us-east1", "zone": "us-east1-b"}
+//	}
+//
+// Metadata that does not parse (an INSTANCE_IPS entry that is not an IP)
+// refuses the node's stream with the reason.
+//
+// A node's resources are built on its stream's first request, and dropped
+// when its last stream closes. Registry changes are debounced as Istio's
+// are (100ms of quiet, 10s at most) and each batch is one push: every
+// node's resources are rebuilt for the services that changed, or whose
+// visibility for it changed (all of them when the network gateways
+// changed), and a node is sent only the types, and for delta clients the
+// resources, that changed for it.
 //
 // Usage:
 //
@@ -25,8 +51,12 @@
 //
 // Both servers listen on loopback unless told otherwise: neither
 // authenticates its clients. The debug server answers /debug/services,
-// /debug/endpoints, /debug/workloads, /debug/diagnostics (JSON), /healthz,
-// /readyz (200 once the registry has synced) and /metrics (Prometheus).
+// /debug/endpoints, /debug/workloads, /debug/diagnostics (JSON),
+// /debug/proxy?node=ID (one connected node's view: its proxy, the
+// services it sees with their VIPs and its endpoints of each port, and
+// what it was served), /healthz, /readyz (200 once the registry and the
+// proxy view have synced) and /metrics (Prometheus: the registry's sizes,
+// nodes, streams, resources served, pushes).
 //
 // SIGINT or SIGTERM stops everything: the xDS streams end, the servers
 // shut down, and the registries stop.

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,11 +18,14 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/resolver"
 	grpcxds "google.golang.org/grpc/xds" // registers the xds balancers; gives a resolver per bootstrap
 
 	"github.com/meshreg/meshreg/aggregate"
+	"github.com/meshreg/meshreg/examples/xds-server/internal/debug"
 	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/proxyview"
 	"github.com/meshreg/meshreg/registry/memory"
 )
 
@@ -71,6 +76,52 @@ func (b *backend) endpoint(mutate ...func(*memory.EndpointBuilder)) *model.Endpo
 type caller struct {
 	t      *testing.T
 	health healthpb.HealthClient
+}
+
+// clientNode is the node a grpc-go client's bootstrap declares.
+type clientNode struct {
+	id       string
+	metadata map[string]string
+	locality string // region/zone
+}
+
+// newResolver returns an xds resolver whose bootstrap points at the xDS
+// server at addr and declares node n. Each channel it builds has an xDS
+// client, and an ADS stream, of its own.
+func newResolver(t *testing.T, addr string, n clientNode) resolver.Builder {
+	t.Helper()
+	l := model.ParseLocality(n.locality)
+	bootstrap, err := json.Marshal(map[string]any{
+		"xds_servers": []any{map[string]any{
+			"server_uri": addr, "channel_creds": []any{map[string]any{"type": "insecure"}},
+			"server_features": []any{"xds_v3"},
+		}},
+		"node": map[string]any{
+			"id": n.id, "metadata": n.metadata, "locality": map[string]any{"region": l.Region, "zone": l.Zone},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := grpcxds.NewXDSResolverWithConfigForTesting(bootstrap)
+	if err != nil {
+		t.Fatalf("xds resolver for %s: %v", n.id, err)
+	}
+	return r
+}
+
+// dial returns a caller of "xds:///<host>:<port>" through r; its channel
+// closes with the test, or earlier by closeChannel.
+func dial(t *testing.T, r resolver.Builder, host model.Hostname, port uint32) (c *caller, closeChannel func()) {
+	t.Helper()
+	target := "xds:///" + xds.ListenerName(host, port)
+	cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithResolvers(r))
+	if err != nil {
+		t.Fatalf("grpc client for %s: %v", target, err)
+	}
+	closeChannel = sync.OnceFunc(func() { cc.Close() })
+	t.Cleanup(closeChannel)
+	return &caller{t: t, health: healthpb.NewHealthClient(cc)}, closeChannel
 }
 
 // call makes one RPC and returns the backend that answered, or an error.
@@ -150,37 +201,13 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("aggregate add: %v", err)
 	}
 
-	xdsLis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	debugLis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- serve(ctx, agg, xdsLis, debugLis, nil) }()
-	stop := sync.OnceValue(func() error { cancel(); return <-served })
-	defer stop()
-
-	waitReady(t, "http://"+debugLis.Addr().String()+"/readyz")
-
-	bootstrap := fmt.Sprintf(`{
-		"xds_servers": [{"server_uri": %q, "channel_creds": [{"type": "insecure"}], "server_features": ["xds_v3"]}],
-		"node": {"id": "e2e-client", "locality": {"region": "r1", "zone": "z1"}}
-	}`, xdsLis.Addr().String())
-	resolver, err := grpcxds.NewXDSResolverWithConfigForTesting([]byte(bootstrap))
-	if err != nil {
-		t.Fatalf("xds resolver: %v", err)
-	}
-	target := "xds:///" + xds.ListenerName(echo.Hostname, 8080)
-	cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithResolvers(resolver))
-	if err != nil {
-		t.Fatalf("grpc client for %s: %v", target, err)
-	}
-	defer cc.Close()
-	cl := &caller{t: t, health: healthpb.NewHealthClient(cc)}
+	srv := startServer(t, agg, proxyview.DebounceOptions{})
+	defer srv.stop()
+	r := newResolver(t, srv.xdsAddr, clientNode{id: "e2e-client", locality: "r1/z1", metadata: map[string]string{
+		"NAMESPACE": "default", "CLUSTER_ID": "cluster-1", "INSTANCE_IPS": "127.0.0.1",
+	}})
+	cl, _ := dial(t, r, echo.Hostname, 8080)
+	ctx := context.Background()
 
 	start := time.Now()
 	cl.until(ctx, "both initial backends", has("a", "b"))
@@ -211,22 +238,29 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// The debug server reports what was served.
-	metrics := httpGet(t, "http://"+debugLis.Addr().String()+"/metrics")
+	metrics := httpGet(t, srv.debugURL+"/metrics")
 	for _, want := range []string{
-		`meshreg_xds_registry_events_total{kind="endpoints"}`,
 		`meshreg_registry_services 1`,
 		`meshreg_registry_endpoints 2`,
 		`meshreg_xds_streams 1`,
+		`meshreg_xds_nodes 1`,
+		`meshreg_xds_resources{type="type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"} 1`,
 	} {
-		if !strings.Contains(metrics, want) {
+		if !strings.Contains(metrics, want+"\n") {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+	if pushes := metricValue(t, metrics, "meshreg_xds_pushes_total"); pushes < 2 {
+		t.Errorf("meshreg_xds_pushes_total = %v, want a push for each of the two updates at least", pushes)
+	}
+	if page, ok := proxyPageOf(t, srv.debugURL, "e2e-client"); !ok || page.Proxy.Namespace != "default" || len(page.Services) != 1 {
+		t.Errorf("/debug/proxy?node=e2e-client = %+v, %v; want the client in default, seeing echo", page, ok)
 	}
 
 	// Shutdown while the client is still connected is graceful: the xDS
 	// streams end and the servers stop before the grace period runs out.
 	start = time.Now()
-	if err := stop(); err != nil {
+	if err := srv.stop(); err != nil {
 		t.Errorf("serve: %v", err)
 	}
 	took := time.Since(start)
@@ -234,6 +268,73 @@ func TestEndToEnd(t *testing.T) {
 	if took >= shutdownGrace {
 		t.Errorf("shutdown took %s: the servers were closed, not stopped gracefully", took)
 	}
+}
+
+// server is serve running on loopback.
+type server struct {
+	xdsAddr, debugURL string
+	// stop stops serve and returns its error; later calls return the
+	// same.
+	stop func() error
+}
+
+// startServer runs serve over reg and waits until it is ready.
+func startServer(t *testing.T, reg Registry, debounce proxyview.DebounceOptions) *server {
+	t.Helper()
+	xdsLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	debugLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, reg, xdsLis, debugLis, nil, debounce) }()
+	s := &server{
+		xdsAddr: xdsLis.Addr().String(), debugURL: "http://" + debugLis.Addr().String(),
+		stop: sync.OnceValue(func() error { cancel(); return <-served }),
+	}
+	waitReady(t, s.debugURL+"/readyz")
+	return s
+}
+
+// metricValue returns the value of an unlabelled metric in a /metrics
+// page; the test fails when it is absent.
+func metricValue(t *testing.T, page, name string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(page, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("metric %s: %v", name, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("/metrics has no %s", name)
+	return 0
+}
+
+// proxyPageOf returns /debug/proxy for a node; false when the node is
+// not connected.
+func proxyPageOf(t *testing.T, debugURL, id string) (debug.ProxyPage, bool) {
+	t.Helper()
+	resp, err := http.Get(debugURL + "/debug/proxy?node=" + id)
+	if err != nil {
+		t.Fatalf("GET /debug/proxy: %v", err)
+	}
+	defer resp.Body.Close()
+	defer http.DefaultClient.CloseIdleConnections()
+	var page debug.ProxyPage
+	if resp.StatusCode == http.StatusNotFound {
+		return page, false
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); resp.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("GET /debug/proxy?node=%s: %s %v", id, resp.Status, err)
+	}
+	return page, true
 }
 
 func waitReady(t *testing.T, url string) {

@@ -13,16 +13,18 @@ import (
 
 	"github.com/meshreg/meshreg/examples/xds-server/internal/debug"
 	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
+	"github.com/meshreg/meshreg/proxyview"
 )
 
 // shutdownGrace bounds how long each server waits for its clients on
 // shutdown before closing their connections.
 const shutdownGrace = 5 * time.Second
 
-// Registry is what the server needs of a registry: queries, events, a
+// Registry is what the server needs of a registry: what a proxy view
+// reads (queries and events; network gateways when it has them), a
 // lifecycle and its sync state. An *aggregate.Controller is one.
 type Registry interface {
-	xds.Source
+	proxyview.Source
 	Run(ctx context.Context) error
 	HasSynced() bool
 }
@@ -63,21 +65,35 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "xds-server: warning: listening on %s, beyond this host, without authentication\n", ap)
 		}
 	}
-	if err := serve(ctx, reg, xdsLis, debugLis, log); err != nil {
+	if err := serve(ctx, reg, xdsLis, debugLis, log, proxyview.DebounceOptions{}); err != nil {
 		fmt.Fprintf(stderr, "xds-server: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-// serve runs the registry, the xDS updater, the xDS server on xdsLis and
-// the debug server on debugLis until ctx is done or one of them fails;
-// then it stops them all and returns the first failure. It takes
-// ownership of the listeners.
-func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, log *slog.Logger) error {
-	caches := xds.NewCaches()
-	metrics := debug.NewMetrics(reg, caches.Counts)
-	updater := xds.NewUpdater(reg, caches, xds.Options{Logger: log, Observe: metrics.ObserveEvent})
+// serve runs the registry, its proxy view, the pushes to the xDS nodes,
+// the xDS server on xdsLis and the debug server on debugLis until ctx is
+// done or one of them fails; then it stops them all and returns the first
+// failure. It takes ownership of the listeners. Pushes are debounced as
+// debounce says (its zero value: Istio's 100ms quiet, 10s at most). log
+// may be nil.
+func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, log *slog.Logger, debounce proxyview.DebounceOptions) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	view, err := proxyview.New(reg, proxyview.Options{Logger: log})
+	if err != nil {
+		xdsLis.Close()
+		debugLis.Close()
+		return err
+	}
+	nodes := xds.NewNodes(view, log)
+	metrics := debug.NewMetrics(reg, func() debug.Served {
+		n, res := nodes.Counts()
+		return debug.Served{Nodes: n, Resources: res}
+	})
+	debouncer := proxyview.NewDebouncer(view, debounce)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -97,15 +113,51 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, log
 		}()
 	}
 	start("registry", reg.Run)
-	start("xds updater", updater.Run)
+	start("proxy view", view.Run)
+	start("xds pushes", func(ctx context.Context) error {
+		return debouncer.Run(ctx, func(p proxyview.Push) {
+			began := time.Now()
+			nodes.Push(p)
+			metrics.ObservePush(p.Changes, time.Since(began))
+		})
+	})
 	start("xds server", func(ctx context.Context) error {
-		return xds.Serve(ctx, xdsLis, caches, xds.ServerOptions{
+		return xds.Serve(ctx, xdsLis, nodes, xds.ServerOptions{
 			Logger: log, ShutdownGrace: shutdownGrace, OnStreams: metrics.AddStreams,
 		})
 	})
 	start("debug server", func(ctx context.Context) error {
-		return debug.Serve(ctx, debugLis, debug.NewHandler(reg, metrics, log), shutdownGrace, log)
+		h := debug.NewHandler(ready{reg, view}, debugNodes{nodes}, metrics, log)
+		return debug.Serve(ctx, debugLis, h, shutdownGrace, log)
 	})
 	wg.Wait()
 	return firstErr
+}
+
+// ready is the registry for the debug server, ready once both the
+// registry and the proxy view built from it have synced.
+type ready struct {
+	Registry
+	view *proxyview.View
+}
+
+func (r ready) HasSynced() bool { return r.Registry.HasSynced() && r.view.HasSynced() }
+
+// debugNodes shows the xDS server's nodes to the debug server.
+type debugNodes struct{ nodes *xds.Nodes }
+
+func (d debugNodes) IDs() []string { return d.nodes.IDs() }
+
+func (d debugNodes) Node(id string) (debug.Node, bool) {
+	st, ok := d.nodes.Node(id)
+	if !ok {
+		return debug.Node{}, false
+	}
+	n := debug.Node{ID: st.ID, Proxy: st.Proxy, Snapshot: st.Snapshot, Streams: st.Streams}
+	for _, ts := range st.Types {
+		n.Types = append(n.Types, debug.NodeType{
+			TypeURL: ts.TypeURL, Version: ts.Version, Resources: ts.Resources, Versions: ts.Versions, Responses: ts.Responses,
+		})
+	}
+	return n, true
 }

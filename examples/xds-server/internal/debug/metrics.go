@@ -14,47 +14,62 @@ import (
 // registry of their own (never the global default one), so that two
 // servers in one process, or two tests, do not share them.
 //
-// Counters and histograms are fed by the callers (ObserveEvent,
-// AddStreams); gauges of the registry's size are computed from the
-// registry when scraped.
+// Counters and histograms are fed by the callers (ObservePush,
+// AddStreams); gauges of the registry's size and of what is served are
+// computed when scraped.
 type Metrics struct {
 	reg     *prometheus.Registry
-	events  *prometheus.CounterVec
-	latency *prometheus.HistogramVec
+	pushes  prometheus.Counter
+	changes prometheus.Counter
+	latency prometheus.Histogram
 	streams prometheus.Gauge
 }
 
+// Served is what the xDS server serves, as the metrics report it.
+type Served struct {
+	// Nodes is the number of connected nodes.
+	Nodes int
+	// Resources is the number of resources served of each type URL,
+	// summed over nodes.
+	Resources map[string]int
+}
+
 // NewMetrics returns metrics that report src's sizes when scraped, and
-// the xDS resources of each type that resources returns (nil for none).
-func NewMetrics(src registry.Discovery, resources func() map[string]int) *Metrics {
+// what served returns (nil for nothing).
+func NewMetrics(src registry.Discovery, served func() Served) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
-		events: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "meshreg_xds_registry_events_total",
-			Help: "Registry events handled by the xDS updater, by kind (service, endpoints, workload).",
-		}, []string{"kind"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "meshreg_xds_handler_duration_seconds",
-			Help:    "Time the xDS updater took to handle a registry event, by kind.",
+		pushes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "meshreg_xds_pushes_total",
+			Help: "Pushes: debounced batches of registry changes brought to every connected node.",
+		}),
+		changes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "meshreg_xds_push_changes_total",
+			Help: "Generations of the proxy view the pushes held.",
+		}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "meshreg_xds_push_duration_seconds",
+			Help:    "Time a push took to rebuild and set every node's resources.",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 4, 10), // 50µs to ~13s
-		}, []string{"kind"}),
+		}),
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "meshreg_xds_streams",
 			Help: "Open xDS streams.",
 		}),
 	}
-	m.reg.MustRegister(m.events, m.latency, m.streams, &registryCollector{src: src, resources: resources})
+	m.reg.MustRegister(m.pushes, m.changes, m.latency, m.streams, &registryCollector{src: src, served: served})
 	return m
 }
 
 // Registry returns the Prometheus registry the metrics are in.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// ObserveEvent records one handled registry event of a kind and the time
-// handling it took.
-func (m *Metrics) ObserveEvent(kind string, took time.Duration) {
-	m.events.WithLabelValues(kind).Inc()
-	m.latency.WithLabelValues(kind).Observe(took.Seconds())
+// ObservePush records one push, the view generations it held, and the
+// time it took.
+func (m *Metrics) ObservePush(changes int, took time.Duration) {
+	m.pushes.Inc()
+	m.changes.Add(float64(changes))
+	m.latency.Observe(took.Seconds())
 }
 
 // AddStreams adds delta to the open xDS streams.
@@ -62,8 +77,8 @@ func (m *Metrics) AddStreams(delta int) { m.streams.Add(float64(delta)) }
 
 // registryCollector reports a registry's sizes at scrape time.
 type registryCollector struct {
-	src       registry.Discovery
-	resources func() map[string]int
+	src    registry.Discovery
+	served func() Served
 }
 
 var (
@@ -77,12 +92,14 @@ var (
 		"Diagnostics the registry reports, by severity.", []string{"severity"}, nil)
 	pendingDesc = prometheus.NewDesc("meshreg_registry_pending_endpoints",
 		"Endpoints withheld until their workload is known: diagnostics whose message says pending.", nil, nil)
+	nodesDesc = prometheus.NewDesc("meshreg_xds_nodes",
+		"Connected xDS nodes (by node ID).", nil, nil)
 	resourcesDesc = prometheus.NewDesc("meshreg_xds_resources",
-		"xDS resources served, by type URL.", []string{"type"}, nil)
+		"xDS resources served, summed over connected nodes, by type URL.", []string{"type"}, nil)
 )
 
 func (c *registryCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{servicesDesc, endpointsDesc, workloadsDesc, diagnosticsDesc, pendingDesc, resourcesDesc} {
+	for _, d := range []*prometheus.Desc{servicesDesc, endpointsDesc, workloadsDesc, diagnosticsDesc, pendingDesc, nodesDesc, resourcesDesc} {
 		ch <- d
 	}
 }
@@ -109,8 +126,10 @@ func (c *registryCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(diagnosticsDesc, prometheus.GaugeValue, float64(n), sev.String())
 	}
 	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(pending))
-	if c.resources != nil {
-		for typeURL, n := range c.resources() {
+	if c.served != nil {
+		served := c.served()
+		ch <- prometheus.MustNewConstMetric(nodesDesc, prometheus.GaugeValue, float64(served.Nodes))
+		for typeURL, n := range served.Resources {
 			ch <- prometheus.MustNewConstMetric(resourcesDesc, prometheus.GaugeValue, float64(n), typeURL)
 		}
 	}

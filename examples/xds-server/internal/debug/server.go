@@ -18,15 +18,16 @@ import (
 )
 
 // Source is what the debug server reads: a registry's queries and whether
-// it has synced.
+// the server is ready (the registry, and what is built from it, has
+// synced).
 type Source interface {
 	registry.Discovery
 	HasSynced() bool
 }
 
-// NewHandler returns the debug server's handler over src and m (see the
-// package doc for its paths).
-func NewHandler(src Source, m *Metrics, log *slog.Logger) http.Handler {
+// NewHandler returns the debug server's handler over src, the xDS
+// server's nodes (nil for none) and m (see the package doc for its paths).
+func NewHandler(src Source, nodes Nodes, m *Metrics, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -43,12 +44,13 @@ func NewHandler(src Source, m *Metrics, log *slog.Logger) http.Handler {
 	mux.HandleFunc("GET /debug/diagnostics", func(w http.ResponseWriter, _ *http.Request) {
 		writeValue(w, log, registry.NewDump(diagnosticsOnly{src}).Diagnostics)
 	})
+	mux.HandleFunc("GET /debug/proxy", serveProxy(nodes, log))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !src.HasSynced() {
-			http.Error(w, "registry not synced", http.StatusServiceUnavailable)
+			http.Error(w, "not synced", http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ok")

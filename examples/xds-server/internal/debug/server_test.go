@@ -40,7 +40,7 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 
 func TestDebugPages(t *testing.T) {
 	reg := fixture()
-	h := debug.NewHandler(reg, debug.NewMetrics(reg, nil), nil)
+	h := debug.NewHandler(reg, nil, debug.NewMetrics(reg, nil), nil)
 
 	code, body := get(t, h, "/debug/services")
 	var svcs []debug.ServiceSummary
@@ -88,7 +88,7 @@ func TestDebugPages(t *testing.T) {
 
 func TestReadyzFollowsSync(t *testing.T) {
 	reg := fixture()
-	h := debug.NewHandler(reg, debug.NewMetrics(reg, nil), nil)
+	h := debug.NewHandler(reg, nil, debug.NewMetrics(reg, nil), nil)
 	if code, _ := get(t, h, "/readyz"); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz before sync = %d, want 503", code)
 	}
@@ -111,24 +111,26 @@ func TestReadyzFollowsSync(t *testing.T) {
 
 func TestMetrics(t *testing.T) {
 	reg := fixture()
-	m := debug.NewMetrics(reg, func() map[string]int { return map[string]int{"type.googleapis.com/envoy.config.cluster.v3.Cluster": 1} })
-	m.ObserveEvent("endpoints", 2*time.Millisecond)
-	m.ObserveEvent("endpoints", time.Millisecond)
-	m.ObserveEvent("service", time.Millisecond)
+	m := debug.NewMetrics(reg, func() debug.Served {
+		return debug.Served{Nodes: 2, Resources: map[string]int{"type.googleapis.com/envoy.config.cluster.v3.Cluster": 3}}
+	})
+	m.ObservePush(3, 2*time.Millisecond)
+	m.ObservePush(1, time.Millisecond)
 	m.AddStreams(1)
-	_, body := get(t, debug.NewHandler(reg, m, nil), "/metrics")
+	_, body := get(t, debug.NewHandler(reg, nil, m, nil), "/metrics")
 	for _, want := range []string{
-		`meshreg_xds_registry_events_total{kind="endpoints"} 2`,
-		`meshreg_xds_registry_events_total{kind="service"} 1`,
-		`meshreg_xds_handler_duration_seconds_count{kind="endpoints"} 2`,
+		`meshreg_xds_pushes_total 2`,
+		`meshreg_xds_push_changes_total 4`,
+		`meshreg_xds_push_duration_seconds_count 2`,
 		`meshreg_xds_streams 1`,
+		`meshreg_xds_nodes 2`,
+		`meshreg_xds_resources{type="type.googleapis.com/envoy.config.cluster.v3.Cluster"} 3`,
 		`meshreg_registry_services 1`,
 		`meshreg_registry_endpoints 2`,
 		`meshreg_registry_workloads 1`,
 		`meshreg_registry_pending_endpoints 1`,
 		`meshreg_registry_diagnostics{severity="Warning"} 1`,
 		`meshreg_registry_diagnostics{severity="Error"} 0`,
-		`meshreg_xds_resources{type="type.googleapis.com/envoy.config.cluster.v3.Cluster"} 1`,
 	} {
 		if !strings.Contains(body, want+"\n") {
 			t.Errorf("/metrics lacks %q", want)
@@ -151,7 +153,7 @@ func TestServeStopsOnContext(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		serveErr = debug.Serve(ctx, lis, debug.NewHandler(reg, debug.NewMetrics(reg, nil), nil), time.Second, nil)
+		serveErr = debug.Serve(ctx, lis, debug.NewHandler(reg, nil, debug.NewMetrics(reg, nil), nil), time.Second, nil)
 	}()
 	resp, err := http.Get("http://" + lis.Addr().String() + "/healthz")
 	if err != nil {

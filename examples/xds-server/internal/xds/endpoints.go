@@ -1,20 +1,19 @@
 package xds
 
 import (
-	"cmp"
 	"net/netip"
-	"slices"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/proxyview"
 )
 
 // HealthStatus maps an endpoint's health to Envoy's, and reports false for
-// the endpoints left out of load assignments (Terminating; see the package
-// doc).
+// a health a load assignment never carries (Terminating: proxyview leaves
+// such endpoints out).
 func HealthStatus(h model.HealthStatus) (corev3.HealthStatus, bool) {
 	switch h {
 	case model.Healthy:
@@ -28,69 +27,63 @@ func HealthStatus(h model.HealthStatus) (corev3.HealthStatus, bool) {
 }
 
 // LoadAssignment returns the ClusterLoadAssignment of one port of a
-// service: the endpoints of eps that serve the port (by service port
-// name), grouped by locality. eps may hold every port's endpoints; the
-// others are ignored. See the package doc for weights, health, and the
-// endpoints left out.
-func LoadAssignment(host model.Hostname, p model.Port, eps []*model.Endpoint) *endpointv3.ClusterLoadAssignment {
-	cla := &endpointv3.ClusterLoadAssignment{ClusterName: ClusterName(host, p.Port)}
-	byLocality := map[model.Locality]*endpointv3.LocalityLbEndpoints{}
+// service for one proxy, from that proxy's endpoints of the port as
+// proxyview.Snapshot.Endpoints gives them (filtered, grouped and sorted by
+// locality, gateways standing in for unreachable networks). See the
+// package doc for weights, health and the endpoints left out.
+func LoadAssignment(host model.Hostname, port uint32, groups []proxyview.LocalityEndpoints) *endpointv3.ClusterLoadAssignment {
+	cla := &endpointv3.ClusterLoadAssignment{ClusterName: ClusterName(host, port)}
 	seen := map[netip.AddrPort]bool{}
-	for _, ep := range eps {
-		if ep.ServicePortName != p.Name || len(ep.Addresses) == 0 || !fresh(seen, ep) {
-			continue
+	for _, g := range groups {
+		loc := &endpointv3.LocalityLbEndpoints{
+			Locality: &corev3.Locality{Region: g.Locality.Region, Zone: g.Locality.Zone, SubZone: g.Locality.Subzone},
 		}
-		health, ok := HealthStatus(ep.Health)
-		if !ok {
-			continue
-		}
-		lb := &endpointv3.LbEndpoint{
-			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
-				Address: socketAddress(ep.Addresses[0], ep.Port),
-			}},
-			HealthStatus: health,
-		}
-		for _, a := range ep.Addresses[1:] {
-			lb.GetEndpoint().AdditionalAddresses = append(lb.GetEndpoint().AdditionalAddresses,
-				&endpointv3.Endpoint_AdditionalAddress{Address: socketAddress(a, ep.Port)})
-		}
-		if ep.Weight > 0 {
-			lb.LoadBalancingWeight = wrapperspb.UInt32(ep.Weight)
-		}
-		loc := byLocality[ep.Locality]
-		if loc == nil {
-			loc = &endpointv3.LocalityLbEndpoints{
-				Locality: &corev3.Locality{
-					Region: ep.Locality.Region, Zone: ep.Locality.Zone, SubZone: ep.Locality.Subzone,
-				},
-				LoadBalancingWeight: wrapperspb.UInt32(0),
+		dropped := false
+		var kept uint32 // the weight of the endpoints kept, should some be dropped
+		for _, ep := range g.Endpoints {
+			health, ok := HealthStatus(ep.Health)
+			if !ok || !fresh(seen, ep) {
+				dropped = true
+				continue
 			}
-			byLocality[ep.Locality] = loc
-			cla.Endpoints = append(cla.Endpoints, loc)
+			e := &endpointv3.Endpoint{Address: socketAddress(ep.Address, ep.Port)}
+			for _, a := range ep.AdditionalAddresses {
+				e.AdditionalAddresses = append(e.AdditionalAddresses,
+					&endpointv3.Endpoint_AdditionalAddress{Address: socketAddress(a, ep.Port)})
+			}
+			loc.LbEndpoints = append(loc.LbEndpoints, &endpointv3.LbEndpoint{
+				HostIdentifier:      &endpointv3.LbEndpoint_Endpoint{Endpoint: e},
+				HealthStatus:        health,
+				LoadBalancingWeight: wrapperspb.UInt32(ep.Weight),
+			})
+			kept = addWeight(kept, ep.Weight)
 		}
-		loc.LbEndpoints = append(loc.LbEndpoints, lb)
-		loc.LoadBalancingWeight.Value = addWeight(loc.LoadBalancingWeight.Value, max(ep.Weight, 1))
+		if len(loc.LbEndpoints) == 0 {
+			continue
+		}
+		weight := g.Weight
+		if dropped {
+			weight = kept
+		}
+		loc.LoadBalancingWeight = wrapperspb.UInt32(weight)
+		cla.Endpoints = append(cla.Endpoints, loc)
 	}
-	slices.SortFunc(cla.Endpoints, func(a, b *endpointv3.LocalityLbEndpoints) int {
-		return cmp.Or(
-			cmp.Compare(a.Locality.Region, b.Locality.Region),
-			cmp.Compare(a.Locality.Zone, b.Locality.Zone),
-			cmp.Compare(a.Locality.SubZone, b.Locality.SubZone),
-		)
-	})
 	return cla
 }
 
 // fresh reports whether none of ep's addresses (at its port) was seen
-// before, and records them.
-func fresh(seen map[netip.AddrPort]bool, ep *model.Endpoint) bool {
-	for _, a := range ep.Addresses {
-		if seen[netip.AddrPortFrom(a, uint16(ep.Port))] {
+// before, and records them: gRPC rejects a whole assignment in which two
+// endpoints share an address (overlapping pod IPs in two clusters, or
+// one gateway standing for two localities), so only the first is kept.
+func fresh(seen map[netip.AddrPort]bool, ep proxyview.Endpoint) bool {
+	addrs := append([]netip.Addr{ep.Address}, ep.AdditionalAddresses...)
+	for _, a := range addrs {
+		if seen[netip.AddrPortFrom(a.Unmap(), uint16(ep.Port))] {
 			return false
 		}
 	}
-	for _, a := range ep.Addresses {
-		seen[netip.AddrPortFrom(a, uint16(ep.Port))] = true
+	for _, a := range addrs {
+		seen[netip.AddrPortFrom(a.Unmap(), uint16(ep.Port))] = true
 	}
 	return true
 }

@@ -12,21 +12,22 @@ import (
 
 	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/proxyview"
 )
 
 const host = model.Hostname("echo.default.svc.cluster.local")
 
-var grpcPort = model.Port{Name: "grpc", Port: 8080, Protocol: model.GRPC}
-
-func ep(addr string, port uint32, mutate ...func(*model.Endpoint)) *model.Endpoint {
-	e := &model.Endpoint{Port: port, ServicePortName: "grpc"}
-	if addr != "" {
-		e.Addresses = []netip.Addr{netip.MustParseAddr(addr)}
-	}
+// pvEP returns a proxyview endpoint of weight 1, healthy unless mutated.
+func pvEP(addr string, port uint32, mutate ...func(*proxyview.Endpoint)) proxyview.Endpoint {
+	e := proxyview.Endpoint{Address: netip.MustParseAddr(addr), Port: port, Weight: 1, Health: model.Healthy}
 	for _, m := range mutate {
-		m(e)
+		m(&e)
 	}
 	return e
+}
+
+func group(l string, weight uint32, eps ...proxyview.Endpoint) proxyview.LocalityEndpoints {
+	return proxyview.LocalityEndpoints{Locality: model.ParseLocality(l), Weight: weight, Endpoints: eps}
 }
 
 func lbEP(addr string, port uint32, health corev3.HealthStatus, weight uint32, extra ...string) *endpointv3.LbEndpoint {
@@ -39,11 +40,10 @@ func lbEP(addr string, port uint32, health corev3.HealthStatus, weight uint32, e
 	for _, x := range extra {
 		e.AdditionalAddresses = append(e.AdditionalAddresses, &endpointv3.Endpoint_AdditionalAddress{Address: sa(x)})
 	}
-	lb := &endpointv3.LbEndpoint{HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: e}, HealthStatus: health}
-	if weight > 0 {
-		lb.LoadBalancingWeight = wrapperspb.UInt32(weight)
+	return &endpointv3.LbEndpoint{
+		HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: e}, HealthStatus: health,
+		LoadBalancingWeight: wrapperspb.UInt32(weight),
 	}
-	return lb
 }
 
 func locality(region, zone, subzone string, weight uint32, eps ...*endpointv3.LbEndpoint) *endpointv3.LocalityLbEndpoints {
@@ -57,70 +57,75 @@ func locality(region, zone, subzone string, weight uint32, eps ...*endpointv3.Lb
 func TestLoadAssignment(t *testing.T) {
 	const name = "outbound|8080||echo.default.svc.cluster.local"
 	healthy, unhealthy, draining := corev3.HealthStatus_HEALTHY, corev3.HealthStatus_UNHEALTHY, corev3.HealthStatus_DRAINING
-	east := func(e *model.Endpoint) {
-		e.Locality = model.Locality{Region: "us-east1", Zone: "us-east1-b", Subzone: "rack1"}
+	weight := func(w uint32) func(*proxyview.Endpoint) { return func(e *proxyview.Endpoint) { e.Weight = w } }
+	health := func(h model.HealthStatus) func(*proxyview.Endpoint) {
+		return func(e *proxyview.Endpoint) { e.Health = h }
 	}
-	west := func(e *model.Endpoint) { e.Locality = model.Locality{Region: "us-west1", Zone: "us-west1-a"} }
-	weight := func(w uint32) func(*model.Endpoint) { return func(e *model.Endpoint) { e.Weight = w } }
-	health := func(h model.HealthStatus) func(*model.Endpoint) { return func(e *model.Endpoint) { e.Health = h } }
 
 	tests := []struct {
-		name string
-		eps  []*model.Endpoint
-		want []*endpointv3.LocalityLbEndpoints
+		name   string
+		groups []proxyview.LocalityEndpoints
+		want   []*endpointv3.LocalityLbEndpoints
 	}{
-		{name: "no endpoints", eps: nil, want: nil},
+		{name: "no endpoints", groups: nil, want: nil},
 		{
-			name: "unset weights count as one, empty locality kept",
-			eps:  []*model.Endpoint{ep("10.0.0.1", 9000), ep("10.0.0.2", 9000)},
+			name:   "locality weight is the group's, endpoint weight the endpoint's",
+			groups: []proxyview.LocalityEndpoints{group("", 2, pvEP("10.0.0.1", 9000), pvEP("10.0.0.2", 9000))},
 			want: []*endpointv3.LocalityLbEndpoints{locality("", "", "", 2,
-				lbEP("10.0.0.1", 9000, healthy, 0), lbEP("10.0.0.2", 9000, healthy, 0))},
+				lbEP("10.0.0.1", 9000, healthy, 1), lbEP("10.0.0.2", 9000, healthy, 1))},
 		},
 		{
-			name: "localities sorted, weights summed per locality",
-			eps: []*model.Endpoint{
-				ep("10.0.0.3", 9000, west, weight(5)),
-				ep("10.0.0.1", 9000, east, weight(3)),
-				ep("10.0.0.2", 9000, east),
+			name: "localities in the order given",
+			groups: []proxyview.LocalityEndpoints{
+				group("us-east1/us-east1-b/rack1", 4, pvEP("10.0.0.1", 9000, weight(3)), pvEP("10.0.0.2", 9000)),
+				group("us-west1/us-west1-a", 5, pvEP("10.0.0.3", 9000, weight(5))),
 			},
 			want: []*endpointv3.LocalityLbEndpoints{
-				locality("us-east1", "us-east1-b", "rack1", 4,
-					lbEP("10.0.0.1", 9000, healthy, 3), lbEP("10.0.0.2", 9000, healthy, 0)),
+				locality("us-east1", "us-east1-b", "rack1", 4, lbEP("10.0.0.1", 9000, healthy, 3), lbEP("10.0.0.2", 9000, healthy, 1)),
 				locality("us-west1", "us-west1-a", "", 5, lbEP("10.0.0.3", 9000, healthy, 5)),
 			},
 		},
 		{
-			name: "health mapped, terminating dropped",
-			eps: []*model.Endpoint{
-				ep("10.0.0.1", 9000, health(model.Unhealthy)),
-				ep("10.0.0.2", 9000, health(model.Draining)),
-				ep("10.0.0.3", 9000, health(model.Terminating)),
-			},
-			want: []*endpointv3.LocalityLbEndpoints{locality("", "", "", 2,
-				lbEP("10.0.0.1", 9000, unhealthy, 0), lbEP("10.0.0.2", 9000, draining, 0))},
+			name: "health mapped; a health no assignment carries is dropped, and its weight",
+			groups: []proxyview.LocalityEndpoints{group("", 4,
+				pvEP("10.0.0.1", 9000, health(model.Unhealthy)),
+				pvEP("10.0.0.2", 9000, health(model.Draining)),
+				pvEP("10.0.0.3", 9000, health(model.Healthy)),
+				pvEP("10.0.0.4", 9000, health(model.Terminating)))},
+			want: []*endpointv3.LocalityLbEndpoints{locality("", "", "", 3,
+				lbEP("10.0.0.1", 9000, unhealthy, 1), lbEP("10.0.0.2", 9000, draining, 1), lbEP("10.0.0.3", 9000, healthy, 1))},
 		},
 		{
-			name: "other ports, hostname endpoints and duplicate addresses left out",
-			eps: []*model.Endpoint{
-				ep("10.0.0.1", 9000),
-				ep("10.0.0.1", 9000, func(e *model.Endpoint) { e.Cluster = "other" }),
-				ep("10.0.0.2", 9001, func(e *model.Endpoint) { e.ServicePortName = "http" }),
-				ep("", 9000, func(e *model.Endpoint) { e.Hostname = "db.example.com" }),
+			name: "duplicate addresses: the first kept, across localities; an emptied locality dropped",
+			groups: []proxyview.LocalityEndpoints{
+				group("r1/z1", 3, pvEP("10.0.0.1", 9000), pvEP("10.0.0.1", 9000, weight(2))),
+				group("r2/z2", 1, pvEP("10.0.0.1", 9000)),
+				group("r3/z3", 1, pvEP("10.0.0.1", 9001)),
 			},
-			want: []*endpointv3.LocalityLbEndpoints{locality("", "", "", 1, lbEP("10.0.0.1", 9000, healthy, 0))},
+			want: []*endpointv3.LocalityLbEndpoints{
+				locality("r1", "z1", "", 1, lbEP("10.0.0.1", 9000, healthy, 1)),
+				locality("r3", "z3", "", 1, lbEP("10.0.0.1", 9001, healthy, 1)),
+			},
 		},
 		{
-			name: "dual stack: further addresses are additional addresses",
-			eps: []*model.Endpoint{ep("10.0.0.1", 9000, func(e *model.Endpoint) {
-				e.Addresses = append(e.Addresses, netip.MustParseAddr("fd00::1"))
-			})},
+			name: "dual stack: additional addresses, IPv4-mapped addresses unmapped",
+			groups: []proxyview.LocalityEndpoints{group("", 1, pvEP("::ffff:10.0.0.1", 9000, func(e *proxyview.Endpoint) {
+				e.AdditionalAddresses = []netip.Addr{netip.MustParseAddr("fd00::1")}
+			}))},
 			want: []*endpointv3.LocalityLbEndpoints{locality("", "", "", 1,
-				lbEP("10.0.0.1", 9000, healthy, 0, "fd00::1"))},
+				lbEP("10.0.0.1", 9000, healthy, 1, "fd00::1"))},
+		},
+		{
+			name: "a gateway is an endpoint like any other",
+			groups: []proxyview.LocalityEndpoints{group("r2/z2", 2, pvEP("192.0.2.1", 15443, weight(2), func(e *proxyview.Endpoint) {
+				e.Gateway = &model.NetworkGateway{Network: "net-b", Address: "192.0.2.1", Port: 15443}
+			}))},
+			want: []*endpointv3.LocalityLbEndpoints{locality("r2", "z2", "", 2, lbEP("192.0.2.1", 15443, healthy, 2))},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := xds.LoadAssignment(host, grpcPort, tt.eps)
+			got := xds.LoadAssignment(host, 8080, tt.groups)
 			want := &endpointv3.ClusterLoadAssignment{ClusterName: name, Endpoints: tt.want}
 			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 				t.Errorf("LoadAssignment (-want +got):\n%s", diff)

@@ -6,25 +6,26 @@ import (
 
 	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/proxyview"
 )
 
-// The endpoints of one service port become a ClusterLoadAssignment
-// grouped by locality, with locality weights summed from the endpoints'
-// (an unset endpoint weight counts as 1). The Terminating endpoint is
-// left out.
+// A proxy's endpoints of one service port, as proxyview gives them,
+// become a ClusterLoadAssignment: one locality per group, with the
+// group's weight; each endpoint with its weight and health. The second
+// locality's workloads are on a network the proxy does not reach: their
+// gateway stands for them, with the sum of their weights.
 func ExampleLoadAssignment() {
-	port := model.Port{Name: "grpc", Port: 8080, Protocol: model.GRPC}
-	at := func(ip, locality string, w uint32, h model.HealthStatus) *model.Endpoint {
-		return &model.Endpoint{
-			Addresses: []netip.Addr{netip.MustParseAddr(ip)}, Port: 9000, ServicePortName: "grpc",
-			Locality: model.ParseLocality(locality), Weight: w, Health: h,
-		}
+	at := func(ip string, port, w uint32, h model.HealthStatus) proxyview.Endpoint {
+		return proxyview.Endpoint{Address: netip.MustParseAddr(ip), Port: port, Weight: w, Health: h}
 	}
-	cla := xds.LoadAssignment("echo.default.svc.cluster.local", port, []*model.Endpoint{
-		at("10.0.0.1", "us-east1/us-east1-b", 0, model.Healthy),
-		at("10.0.0.2", "us-east1/us-east1-b", 3, model.Draining),
-		at("10.0.1.1", "us-west1/us-west1-a", 0, model.Unhealthy),
-		at("10.0.1.2", "us-west1/us-west1-a", 0, model.Terminating),
+	gw := &model.NetworkGateway{Network: "net-west", Address: "192.0.2.10", Port: 15443}
+	behind := at("192.0.2.10", 15443, 2, model.Healthy)
+	behind.Gateway = gw
+	cla := xds.LoadAssignment("echo.default.svc.cluster.local", 8080, []proxyview.LocalityEndpoints{
+		{Locality: model.ParseLocality("us-east1/us-east1-b"), Weight: 4, Endpoints: []proxyview.Endpoint{
+			at("10.0.0.1", 9000, 1, model.Healthy), at("10.0.0.2", 9000, 3, model.Draining),
+		}},
+		{Locality: model.ParseLocality("us-west1/us-west1-a"), Weight: 2, Endpoints: []proxyview.Endpoint{behind}},
 	})
 	fmt.Println(cla.GetClusterName())
 	for _, loc := range cla.GetEndpoints() {
@@ -32,18 +33,14 @@ func ExampleLoadAssignment() {
 		fmt.Printf("  %s/%s weight=%d\n", l.GetRegion(), l.GetZone(), loc.GetLoadBalancingWeight().GetValue())
 		for _, lb := range loc.GetLbEndpoints() {
 			sa := lb.GetEndpoint().GetAddress().GetSocketAddress()
-			weight := "unset"
-			if w := lb.GetLoadBalancingWeight(); w != nil {
-				weight = fmt.Sprint(w.GetValue())
-			}
-			fmt.Printf("    %s:%d %s weight=%s\n", sa.GetAddress(), sa.GetPortValue(), lb.GetHealthStatus(), weight)
+			fmt.Printf("    %s:%d %s weight=%d\n", sa.GetAddress(), sa.GetPortValue(), lb.GetHealthStatus(), lb.GetLoadBalancingWeight().GetValue())
 		}
 	}
 	// Output:
 	// outbound|8080||echo.default.svc.cluster.local
 	//   us-east1/us-east1-b weight=4
-	//     10.0.0.1:9000 HEALTHY weight=unset
+	//     10.0.0.1:9000 HEALTHY weight=1
 	//     10.0.0.2:9000 DRAINING weight=3
-	//   us-west1/us-west1-a weight=1
-	//     10.0.1.1:9000 UNHEALTHY weight=unset
+	//   us-west1/us-west1-a weight=2
+	//     192.0.2.10:15443 HEALTHY weight=2
 }

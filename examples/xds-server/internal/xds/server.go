@@ -14,6 +14,8 @@ import (
 	deltav3 "github.com/envoyproxy/go-control-plane/pkg/server/delta/v3"
 	sotwv3 "github.com/envoyproxy/go-control-plane/pkg/server/sotw/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // ServerOptions configure Serve. The zero value is valid.
@@ -41,25 +43,29 @@ func (o ServerOptions) defaults() ServerOptions {
 	return o
 }
 
-// Serve answers the Aggregated Discovery Service on lis from caches until
+// Serve answers the Aggregated Discovery Service on lis from nodes until
 // ctx is done, in both its state-of-the-world and delta variants (what
 // gRPC clients and Envoy use). Then it stops the server, gracefully within
 // ServerOptions.ShutdownGrace, and returns nil; an error means the server
 // failed.
 //
+// Each stream's first request registers its node with nodes (see
+// Nodes); a node whose metadata is refused ends the stream with status
+// InvalidArgument and the reason.
+//
 // The ADS handlers are go-control-plane's own sotw and delta servers;
 // pkg/server/v3, which bundles them with the per-type services, would
 // also pull in the rate-limit service's module, which nothing here uses.
-func Serve(ctx context.Context, lis net.Listener, caches *Caches, opts ServerOptions) error {
+func Serve(ctx context.Context, lis net.Listener, nodes *Nodes, opts ServerOptions) error {
 	opts = opts.defaults()
 	// The xDS streams end when srvCtx is done, which lets GracefulStop
 	// finish.
 	srvCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cb := callbacks{opts: opts}
+	cb := callbacks{opts: opts, nodes: nodes}
 	ads := &adsServer{
-		sotw:  sotwv3.NewServer(srvCtx, caches.Cache(), cb),
-		delta: deltav3.NewServer(srvCtx, caches.Cache(), cb),
+		sotw:  sotwv3.NewServer(srvCtx, nodes.Cache(), cb),
+		delta: deltav3.NewServer(srvCtx, nodes.Cache(), cb),
 	}
 	gs := grpc.NewServer()
 	discoveryv3.RegisterAggregatedDiscoveryServiceServer(gs, ads)
@@ -112,9 +118,13 @@ func (s *adsServer) DeltaAggregatedResources(st discoveryv3.AggregatedDiscoveryS
 	return s.delta.DeltaStreamHandler(st, resourcev3.AnyType)
 }
 
-// callbacks implements the sotw and delta servers' callbacks: it logs
-// streams and counts them.
-type callbacks struct{ opts ServerOptions }
+// callbacks implements the sotw and delta servers' callbacks: they count
+// and log streams, register each stream's node with Nodes on its first
+// request (before the request is answered) and count the responses.
+type callbacks struct {
+	opts  ServerOptions
+	nodes *Nodes
+}
 
 var (
 	_ sotwv3.Callbacks  = callbacks{}
@@ -129,12 +139,16 @@ func (c callbacks) OnStreamOpen(_ context.Context, id int64, _ string) error {
 
 func (c callbacks) OnStreamClosed(id int64, node *corev3.Node) {
 	c.opts.OnStreams(-1)
+	c.nodes.closeStream(streamKey{id: id})
 	c.opts.Logger.Debug("xds stream closed", "stream", id, "node", node.GetId())
 }
 
-func (c callbacks) OnStreamRequest(int64, *discoveryv3.DiscoveryRequest) error { return nil }
+func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) error {
+	return refusal(c.nodes.openStream(streamKey{id: id}, req.GetNode()))
+}
 
-func (c callbacks) OnStreamResponse(context.Context, int64, *discoveryv3.DiscoveryRequest, *discoveryv3.DiscoveryResponse) {
+func (c callbacks) OnStreamResponse(_ context.Context, id int64, req *discoveryv3.DiscoveryRequest, _ *discoveryv3.DiscoveryResponse) {
+	c.nodes.responded(streamKey{id: id}, req.GetTypeUrl())
 }
 
 func (c callbacks) OnDeltaStreamOpen(_ context.Context, id int64, _ string) error {
@@ -145,10 +159,22 @@ func (c callbacks) OnDeltaStreamOpen(_ context.Context, id int64, _ string) erro
 
 func (c callbacks) OnDeltaStreamClosed(id int64, node *corev3.Node) {
 	c.opts.OnStreams(-1)
+	c.nodes.closeStream(streamKey{delta: true, id: id})
 	c.opts.Logger.Debug("xds delta stream closed", "stream", id, "node", node.GetId())
 }
 
-func (c callbacks) OnStreamDeltaRequest(int64, *discoveryv3.DeltaDiscoveryRequest) error { return nil }
+func (c callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscoveryRequest) error {
+	return refusal(c.nodes.openStream(streamKey{delta: true, id: id}, req.GetNode()))
+}
 
-func (c callbacks) OnStreamDeltaResponse(int64, *discoveryv3.DeltaDiscoveryRequest, *discoveryv3.DeltaDiscoveryResponse) {
+func (c callbacks) OnStreamDeltaResponse(id int64, req *discoveryv3.DeltaDiscoveryRequest, _ *discoveryv3.DeltaDiscoveryResponse) {
+	c.nodes.responded(streamKey{delta: true, id: id}, req.GetTypeUrl())
+}
+
+// refusal turns a node's refusal into the status the stream ends with.
+func refusal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return status.Error(codes.InvalidArgument, err.Error())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,72 +14,94 @@ import (
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
+	"github.com/meshreg/meshreg/proxyview"
 	"github.com/meshreg/meshreg/registry/memory"
 )
 
-// startServer serves s's caches on loopback and returns an ADS client.
-func startServer(t *testing.T, s *updaterScenario) discoveryv3.AggregatedDiscoveryServiceClient {
+// scenario runs a memory registry, its view, a debouncer pushing to Nodes,
+// and the xDS server on loopback.
+type scenario struct {
+	reg   *memory.Registry
+	nodes *xds.Nodes
+	ads   discoveryv3.AggregatedDiscoveryServiceClient
+}
+
+func startScenario(t *testing.T, setup func(*memory.Registry)) *scenario {
 	t.Helper()
+	s := &scenario{reg: memory.New(memory.Options{})}
+	if setup != nil {
+		setup(s.reg)
+	}
+	view, err := proxyview.New(s.reg, proxyview.Options{SkipGatewayHostnames: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.nodes = xds.NewNodes(view, nil)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := xds.Serve(ctx, lis, s.caches, xds.ServerOptions{ShutdownGrace: time.Second}); err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
+	run := func(f func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(); err != nil {
+				t.Errorf("%v", err)
+			}
+		}()
+	}
+	d := proxyview.NewDebouncer(view, proxyview.DebounceOptions{Quiet: 10 * time.Millisecond})
+	run(func() error { return d.Run(ctx, s.nodes.Push) })
+	run(func() error { return view.Run(ctx) })
+	run(func() error { return s.reg.Run(ctx) })
+	run(func() error { return xds.Serve(ctx, lis, s.nodes, xds.ServerOptions{ShutdownGrace: time.Second}) })
 	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.Close(); cancel(); wg.Wait() })
-	return discoveryv3.NewAggregatedDiscoveryServiceClient(cc)
+	eventually(t, "the view to sync", view.HasSynced)
+	s.ads = discoveryv3.NewAggregatedDiscoveryServiceClient(cc)
+	return s
 }
 
-func TestServeStateOfTheWorld(t *testing.T) {
-	s := startUpdater(t)
-	echo := memory.Service("echo", "default").Port("grpc", 8080).Build()
-	s.reg.AddService(echo)
-	s.reg.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.1", 9000).Port("grpc").Build())
-	name := xds.ClusterName(echo.Hostname, 8080)
-	eventually(t, "echo's load assignment", func() bool { return s.cla(t, name) != nil })
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	stream, err := startServer(t, s).StreamAggregatedResources(ctx)
+// node returns an xDS node with string metadata.
+func node(id string, md map[string]any) *corev3.Node {
+	s, err := structpb.NewStruct(md)
 	if err != nil {
-		t.Fatalf("ADS stream: %v", err)
+		panic(err)
 	}
-	req := &discoveryv3.DiscoveryRequest{Node: &corev3.Node{Id: "sotw"}, TypeUrl: resourcev3.EndpointType, ResourceNames: []string{name}}
-	if err := stream.Send(req); err != nil {
-		t.Fatalf("send: %v", err)
-	}
-	clas, resp := recvCLAs(t, stream.Recv)
-	if got := claAddrs(clas[name]); !equalStrings(got, "10.0.0.1") {
-		t.Fatalf("first response: %s = %v", name, got)
-	}
+	return &corev3.Node{Id: id, Metadata: s}
+}
 
-	// ACK, then change the endpoints: a new response follows.
-	req.VersionInfo, req.ResponseNonce = resp.GetVersionInfo(), resp.GetNonce()
-	if err := stream.Send(req); err != nil {
-		t.Fatalf("ack: %v", err)
+func claAddrs(cla *endpointv3.ClusterLoadAssignment) []string {
+	var out []string
+	for _, loc := range cla.GetEndpoints() {
+		for _, lb := range loc.GetLbEndpoints() {
+			out = append(out, lb.GetEndpoint().GetAddress().GetSocketAddress().GetAddress())
+		}
 	}
-	s.reg.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.2", 9000).Port("grpc").Build())
-	clas, _ = recvCLAs(t, stream.Recv)
-	if got := claAddrs(clas[name]); !equalStrings(got, "10.0.0.2") {
-		t.Fatalf("response after the change: %s = %v", name, got)
-	}
-	if err := stream.CloseSend(); err != nil {
-		t.Fatal(err)
-	}
+	return out
 }
 
 // recvCLAs receives a response of load assignments and returns them by
@@ -100,24 +123,75 @@ func recvCLAs(t *testing.T, recv func() (*discoveryv3.DiscoveryResponse, error))
 	return out, resp
 }
 
-func TestServeDelta(t *testing.T) {
-	s := startUpdater(t)
+func TestServeStateOfTheWorld(t *testing.T) {
 	echo := memory.Service("echo", "default").Port("grpc", 8080).Build()
-	other := memory.Service("other", "default").Port("grpc", 8080).Build()
-	s.reg.AddService(echo, other)
-	s.reg.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.1", 9000).Port("grpc").Build())
-	s.reg.SetEndpoints(other.Key(), memory.Endpoint("10.0.1.1", 9000).Port("grpc").Build())
-	echoName, otherName := xds.ClusterName(echo.Hostname, 8080), xds.ClusterName(other.Hostname, 8080)
-	eventually(t, "both load assignments", func() bool { return s.cla(t, echoName) != nil && s.cla(t, otherName) != nil })
+	s := startScenario(t, func(r *memory.Registry) {
+		r.AddService(echo)
+		r.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.1", 9000).Port("grpc").Build())
+	})
+	name := xds.ClusterName(echo.Hostname, 8080)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	stream, err := startServer(t, s).DeltaAggregatedResources(ctx)
+	stream, err := s.ads.StreamAggregatedResources(ctx)
+	if err != nil {
+		t.Fatalf("ADS stream: %v", err)
+	}
+	req := &discoveryv3.DiscoveryRequest{
+		Node:    node("sotw", map[string]any{xds.MetadataNamespace: "default"}),
+		TypeUrl: resourcev3.EndpointType, ResourceNames: []string{name},
+	}
+	if err := stream.Send(req); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	// The node is built on its first request: the first response holds
+	// its resources.
+	clas, resp := recvCLAs(t, stream.Recv)
+	if got := claAddrs(clas[name]); !slices.Equal(got, []string{"10.0.0.1"}) {
+		t.Fatalf("first response: %s = %v", name, got)
+	}
+
+	// ACK, then change the endpoints: a new response follows.
+	req.Node = nil // only the first request carries the node
+	req.VersionInfo, req.ResponseNonce = resp.GetVersionInfo(), resp.GetNonce()
+	if err := stream.Send(req); err != nil {
+		t.Fatalf("ack: %v", err)
+	}
+	s.reg.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.2", 9000).Port("grpc").Build())
+	clas, next := recvCLAs(t, stream.Recv)
+	if got := claAddrs(clas[name]); !slices.Equal(got, []string{"10.0.0.2"}) {
+		t.Fatalf("response after the change: %s = %v", name, got)
+	}
+	if next.GetVersionInfo() == resp.GetVersionInfo() {
+		t.Errorf("the changed load assignment kept version %q", resp.GetVersionInfo())
+	}
+	st, ok := s.nodes.Node("sotw")
+	if !ok || st.Streams != 1 || st.Proxy.Namespace != "default" {
+		t.Errorf("Node(sotw) = %+v, %v; want one stream, namespace default", st, ok)
+	}
+	if err := stream.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestServeDelta(t *testing.T) {
+	echo := memory.Service("echo", "default").Port("grpc", 8080).Build()
+	other := memory.Service("other", "default").Port("grpc", 8080).Build()
+	s := startScenario(t, func(r *memory.Registry) {
+		r.AddService(echo, other)
+		r.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.1", 9000).Port("grpc").Build())
+		r.SetEndpoints(other.Key(), memory.Endpoint("10.0.1.1", 9000).Port("grpc").Build())
+	})
+	echoName, otherName := xds.ClusterName(echo.Hostname, 8080), xds.ClusterName(other.Hostname, 8080)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stream, err := s.ads.DeltaAggregatedResources(ctx)
 	if err != nil {
 		t.Fatalf("delta ADS stream: %v", err)
 	}
 	if err := stream.Send(&discoveryv3.DeltaDiscoveryRequest{
-		Node: &corev3.Node{Id: "delta"}, TypeUrl: resourcev3.EndpointType,
+		Node: node("delta", nil), TypeUrl: resourcev3.EndpointType,
 		ResourceNamesSubscribe: []string{echoName, otherName},
 	}); err != nil {
 		t.Fatalf("send: %v", err)
@@ -138,20 +212,88 @@ func TestServeDelta(t *testing.T) {
 		slices.Sort(out)
 		return append(out, resp.GetRemovedResources()...)
 	}
-	if got := names(); !equalStrings(got, echoName, otherName) {
+	if got := names(); !slices.Equal(got, []string{echoName, otherName}) {
 		t.Fatalf("first delta response: %v", got)
 	}
 	// A change to echo's endpoints sends echo's assignment alone.
 	s.reg.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.2", 9000).Port("grpc").Build())
-	if got := names(); !equalStrings(got, echoName) {
+	if got := names(); !slices.Equal(got, []string{echoName}) {
 		t.Fatalf("delta response after echo changed: %v, want %s alone", got, echoName)
 	}
 	// Deleting other removes its assignment.
 	s.reg.DeleteService(other.Key())
-	if got := names(); !equalStrings(got, otherName) {
+	if got := names(); !slices.Equal(got, []string{otherName}) {
 		t.Fatalf("delta response after other was deleted: %v, want %s removed", got, otherName)
 	}
 	if err := stream.CloseSend(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A node whose metadata does not parse is refused: its stream ends with
+// the reason, naming the node and the bad value.
+func TestServeRefusesInvalidNode(t *testing.T) {
+	s := startScenario(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, delta := range []bool{false, true} {
+		n := node("bad-ips", map[string]any{xds.MetadataInstanceIPs: "10.0.0.1,not-an-ip"})
+		var err error
+		if delta {
+			var stream discoveryv3.AggregatedDiscoveryService_DeltaAggregatedResourcesClient
+			if stream, err = s.ads.DeltaAggregatedResources(ctx); err == nil {
+				if err = stream.Send(&discoveryv3.DeltaDiscoveryRequest{Node: n, TypeUrl: resourcev3.ListenerType}); err == nil {
+					_, err = stream.Recv()
+				}
+			}
+		} else {
+			var stream discoveryv3.AggregatedDiscoveryService_StreamAggregatedResourcesClient
+			if stream, err = s.ads.StreamAggregatedResources(ctx); err == nil {
+				if err = stream.Send(&discoveryv3.DiscoveryRequest{Node: n, TypeUrl: resourcev3.ListenerType}); err == nil {
+					_, err = stream.Recv()
+				}
+			}
+		}
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), `"bad-ips"`) || !strings.Contains(err.Error(), `"not-an-ip"`) {
+			t.Errorf("delta=%v: stream ended with %v; want InvalidArgument naming the node and the bad IP", delta, err)
+		}
+	}
+	if ids := s.nodes.IDs(); len(ids) != 0 {
+		t.Errorf("refused nodes are registered: %v", ids)
+	}
+}
+
+// A node's streams are counted; its snapshot goes with the last one.
+func TestServeCountsStreamsPerNode(t *testing.T) {
+	s := startScenario(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	open := func() context.CancelFunc {
+		t.Helper()
+		sctx, stop := context.WithCancel(ctx)
+		stream, err := s.ads.StreamAggregatedResources(sctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := stream.Send(&discoveryv3.DiscoveryRequest{Node: node("twice", nil), TypeUrl: resourcev3.ListenerType}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stream.Recv(); err != nil { // every type has a version, so an empty answer comes
+			t.Fatal(err)
+		}
+		return stop
+	}
+	streams := func() int {
+		st, _ := s.nodes.Node("twice")
+		return st.Streams
+	}
+	stop1 := open()
+	stop2 := open()
+	if got := streams(); got != 2 {
+		t.Fatalf("streams = %d, want 2", got)
+	}
+	stop1()
+	eventually(t, "one stream left", func() bool { return streams() == 1 })
+	stop2()
+	eventually(t, "the node to go", func() bool { return len(s.nodes.IDs()) == 0 })
 }

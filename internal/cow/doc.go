@@ -1,0 +1,11 @@
+// Package cow provides Map, a persistent map: a value that never changes
+// once built, and Edit, which builds the next version from it copying only
+// what it touches.
+//
+// The proxy view publishes one immutable snapshot per generation, and a
+// generation usually changes a few of thousands of services. A Map splits
+// its entries over a fixed number of shards by hash; the next version
+// shares every shard the edit did not touch, so building it costs the
+// shards touched (each a small fraction of the map) rather than the whole
+// map.
+package cow

@@ -1,0 +1,65 @@
+// Package proxyview answers a control plane's questions about one proxy
+// from a meshreg registry: which services it sees, which of a service's
+// VIPs it uses, which endpoints it gets (through network gateways across
+// networks), which services its own IPs serve, and when to push.
+//
+// A View follows a registry (an *aggregate.Controller, or any
+// registry.Registry) and publishes a Snapshot per generation: immutable,
+// consistent, cheap to take, with a channel that closes when a newer one
+// is published. A Debouncer turns the generations into one Push per burst
+// of changes. A Proxy is plain data (namespace, cluster, network, IPs,
+// labels, locality), built by the caller from whatever its proxies send;
+// the package knows no xDS type.
+//
+//	view, err := proxyview.New(agg, proxyview.Options{})
+//	go view.Run(ctx)
+//	go proxyview.NewDebouncer(view, proxyview.DebounceOptions{}).Run(ctx, func(p proxyview.Push) {
+//		for _, proxy := range connected {
+//			for _, svc := range p.Snapshot.Services(proxy) { ... p.Snapshot.Endpoints(proxy, svc.Key(), port) ... }
+//		}
+//	})
+//
+// The answers are Istio's (its push context and EDS builder for a sidecar
+// without Sidecar resources), with the differences the README lists.
+//
+// # Visibility
+//
+// A service's exportTo, or Options.DefaultServiceExportTo when it has
+// none, says where it is visible: "*" everywhere (whatever else is
+// listed), "~" nowhere, "." its own namespace, a name that namespace.
+// When several visible services claim a hostname, the Kubernetes Service
+// wins, then the namespace's own service, then one exported to it by name,
+// then a public one; within each, model.ComparePrecedence (the oldest).
+// Snapshot.Services builds a namespace's list once per generation, in
+// time proportional to what is visible.
+//
+// # Endpoints
+//
+// Snapshot.Endpoints returns a service port's endpoints by locality, with
+// these filters: endpoints of a cluster-local host (Options.ServiceSettings,
+// by default *.kube-system.svc, kubernetes.default.svc and the control
+// plane's host) only from the proxy's cluster; of a Service with
+// internalTrafficPolicy Local only from the proxy's node; Terminating
+// never; Unhealthy unless Options.OmitUnhealthyEndpoints; Draining only
+// for services labelled PersistentSessionLabel. Endpoints addressed by
+// DNS name are not included: they are not load-assigned.
+//
+// When the mesh has network gateways, split horizon applies: an endpoint
+// on the proxy's network (or of no network, or for a proxy of none) is
+// sent as it is; one on another network is replaced by that network's
+// gateways (those of its cluster if any, else of the network; with an
+// mTLS port and of the proxy's IP family), one gateway endpoint per
+// locality whose weight is the sum of the weights of the endpoints it
+// stands for, whatever their health (as in Istio: the gateway's own proxy
+// balances by health on its side). Only endpoints that accept Istio mTLS
+// cross, since gateways route by SNI. Endpoints of a network without a gateway are
+// left out (Options.DirectWithoutGateway keeps them). Weights are
+// multiplied by the least common multiple of the gateway counts, so that
+// they split evenly.
+//
+// # Concurrency
+//
+// Every method is safe for concurrent use. Snapshots, and the values
+// they hand out, never change; the slices a method documents as shared
+// must not be modified.
+package proxyview

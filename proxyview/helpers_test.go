@@ -1,0 +1,135 @@
+package proxyview
+
+import (
+	"net/netip"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
+)
+
+// fakeSource is a Source whose state the test sets directly; its
+// Subscribe delivers nothing, so tests drive the view with mark and
+// apply. It answers only the queries the view makes.
+type fakeSource struct {
+	registry.Discovery // nil: the other queries are not used
+	services           map[model.ServiceKey]*model.Service
+	endpoints          map[model.ServiceKey][]*model.Endpoint
+	gateways           []model.NetworkGateway
+}
+
+func newFake() *fakeSource {
+	return &fakeSource{services: map[model.ServiceKey]*model.Service{}, endpoints: map[model.ServiceKey][]*model.Endpoint{}}
+}
+
+func (f *fakeSource) ServiceByKey(k model.ServiceKey) *model.Service { return f.services[k] }
+func (f *fakeSource) Endpoints(k model.ServiceKey, _ registry.EndpointQuery) []*model.Endpoint {
+	return f.endpoints[k]
+}
+func (f *fakeSource) NetworkGateways() []model.NetworkGateway         { return f.gateways }
+func (f *fakeSource) Subscribe(registry.Handler) (unsubscribe func()) { return func() {} }
+
+func (f *fakeSource) add(svc *model.Service, eps ...*model.Endpoint) *model.Service {
+	f.services[svc.Key()] = svc
+	f.endpoints[svc.Key()] = eps
+	return svc
+}
+
+// snapshot returns the view of everything in f, built without Run.
+func (f *fakeSource) snapshot(t *testing.T, opts Options) *Snapshot {
+	t.Helper()
+	v, err := New(f, opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	for k := range f.services {
+		v.mark(k)
+	}
+	v.markGateways()
+	v.apply()
+	return v.Snapshot()
+}
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// kube returns a Kubernetes Service name.ns with one port "http" 80 and,
+// per cluster given, a VIP.
+func kube(name, ns string, exportTo ...string) *model.Service {
+	return &model.Service{
+		Hostname: model.KubeServiceHostname(name, ns, model.DefaultDomainSuffix), Namespace: ns, Name: name,
+		Provider: model.Kubernetes, Ports: []model.Port{{Name: "http", Port: 80, Protocol: model.HTTP}},
+		ExportTo: exportTo, CreationTime: epoch,
+	}
+}
+
+// entry returns a ServiceEntry host in ns, created age minutes after the
+// epoch.
+func serviceEntry(host, ns string, minutes int, exportTo ...string) *model.Service {
+	return &model.Service{
+		Hostname: model.Hostname(host), Namespace: ns, Name: host + "-" + ns, Provider: model.External,
+		Ports: []model.Port{{Name: "http", Port: 80, Protocol: model.HTTP}}, ExportTo: exportTo,
+		CreationTime: epoch.Add(time.Duration(minutes) * time.Minute),
+	}
+}
+
+// ep returns an endpoint of port "http" at ip:8080.
+func ep(ip string, mutate ...func(*model.Endpoint)) *model.Endpoint {
+	e := &model.Endpoint{Addresses: []netip.Addr{netip.MustParseAddr(ip)}, Port: 8080, ServicePortName: "http", Serving: true}
+	for _, m := range mutate {
+		m(e)
+	}
+	return e
+}
+
+func on(network model.NetworkID, cluster model.ClusterID) func(*model.Endpoint) {
+	return func(e *model.Endpoint) { e.Network, e.Cluster, e.TLSMode = network, cluster, model.TLSIstio }
+}
+
+func keys(svcs []*model.Service) []string {
+	out := make([]string, len(svcs))
+	for i, s := range svcs {
+		out[i] = s.Key().String()
+	}
+	return out
+}
+
+func prefixes(ss ...string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range ss {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p)
+			continue
+		}
+		a := netip.MustParseAddr(s)
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out
+}
+
+func ips(ss ...string) []netip.Addr {
+	var out []netip.Addr
+	for _, s := range ss {
+		out = append(out, netip.MustParseAddr(s))
+	}
+	return out
+}
+
+// flat lists a load assignment as "locality address:port weight health"
+// lines, gateways marked "gw".
+func flat(les []LocalityEndpoints) []string {
+	var out []string
+	for _, le := range les {
+		for _, e := range le.Endpoints {
+			s := le.Locality.String() + " " + netip.AddrPortFrom(e.Address, uint16(e.Port)).String() + " w" + strconv.FormatUint(uint64(e.Weight), 10) + " " + e.Health.String()
+			if e.Gateway != nil {
+				s += " gw"
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+var registryAll = registry.EndpointQuery{}

@@ -1,0 +1,76 @@
+package proxyview
+
+import (
+	"context"
+	"maps"
+	"net/netip"
+	"slices"
+	"time"
+)
+
+// Resolver looks up host names. *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// resolveTimeout bounds one lookup.
+const resolveTimeout = 5 * time.Second
+
+// resolveLoop resolves the host names of the gateways when they change
+// and every Options.GatewayResolveInterval, and marks the gateways when
+// an answer changes. It returns when ctx is done.
+func (v *View) resolveLoop(ctx context.Context) {
+	tick := time.NewTicker(v.conf.GatewayResolveInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-v.namesChanged:
+		case <-tick.C:
+		}
+		v.mu.Lock()
+		names, prev := v.names, v.resolved
+		v.mu.Unlock()
+		next := make(map[string][]netip.Addr, len(names))
+		for _, name := range names {
+			lctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+			addrs, err := v.conf.Resolver.LookupNetIP(lctx, "ip", name)
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				v.conf.Logger.Warn("network gateway host name not resolved; keeping its previous addresses",
+					"host", name, "err", err.Error(), "previous", len(prev[name]))
+				addrs = prev[name]
+			}
+			for i := range addrs {
+				addrs[i] = addrs[i].Unmap()
+			}
+			slices.SortFunc(addrs, netip.Addr.Compare)
+			next[name] = slices.Compact(addrs)
+		}
+		if !maps.EqualFunc(next, prev, slices.Equal) {
+			v.mu.Lock()
+			v.resolved = next
+			v.mu.Unlock()
+			v.markGateways()
+		}
+	}
+}
+
+// wantNames records the host names the gateways use and wakes the
+// resolver when they changed; it returns what they resolved to so far.
+func (v *View) wantNames(names []string) map[string][]netip.Addr {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !slices.Equal(names, v.names) {
+		v.names = names
+		select {
+		case v.namesChanged <- struct{}{}:
+		default:
+		}
+	}
+	return v.resolved
+}

@@ -34,8 +34,9 @@ type SnapshotSource interface {
 // incrementally (see the package doc).
 //
 // Every node is built from the snapshot of the latest push, so that all
-// nodes agree; before the first push, from the view's latest snapshot,
-// and the first push rebuilds every node in full.
+// nodes agree; until a push brings a synced snapshot (the view's initial
+// state), from the view's latest snapshot, and that push rebuilds every
+// node in full.
 type Nodes struct {
 	view  SnapshotSource
 	cache cachev3.SnapshotCache
@@ -45,7 +46,8 @@ type Nodes struct {
 	epoch string
 	seq   atomic.Uint64
 
-	// mu guards nodes, cur and pushed; it is held while nodes are built
+	// mu guards nodes, cur and pushed (whether a push brought a synced
+	// snapshot); it is held while nodes are built
 	// and their snapshots set, so that snapshots reach the cache in the
 	// order they were built.
 	mu     sync.Mutex
@@ -98,8 +100,8 @@ func (n *Nodes) nextVersion() string {
 }
 
 // snapshot returns the snapshot a node registering is built from: that
-// of the latest push; before the first push, the view's latest. The
-// caller holds n.mu.
+// of the latest push; until a push brought a synced one, the view's
+// latest. The caller holds n.mu.
 func (n *Nodes) snapshot() *proxyview.Snapshot {
 	if !n.pushed {
 		if s := n.view.Snapshot(); n.cur == nil || s.Generation() > n.cur.Generation() {
@@ -218,7 +220,7 @@ func (n *Nodes) Push(p proxyview.Push) {
 		// back. Its changes will be in the next push.
 		snap = n.cur
 	}
-	n.pushed, n.cur = true, snap
+	n.pushed, n.cur = snap.Synced(), snap
 	b := newBuild(snap, n.nextVersion, n.log)
 	for _, id := range slices.Sorted(maps.Keys(n.nodes)) {
 		n.update(n.nodes[id], b, full, changed)

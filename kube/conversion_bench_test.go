@@ -68,7 +68,7 @@ func BenchmarkMergeSlices(b *testing.B) {
 // endpoint per service port with its pod's metadata.
 func BenchmarkSliceToEndpoints(b *testing.B) {
 	in := []*sliceInfo{newSliceInfo(benchSlice(100))}
-	svc, _ := convertService(benchService(), benchCfg)
+	svc, _ := convertService(benchService(), "", benchCfg)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc-0", Labels: map[string]string{"app": "svc", "version": "v1", labelTLSMode: "istio"}},
 		Spec:       corev1.PodSpec{NodeName: "node-0", ServiceAccountName: "svc"},
@@ -96,7 +96,7 @@ func BenchmarkConvertService(b *testing.B) {
 	svc := benchService()
 	b.ReportAllocs()
 	for b.Loop() {
-		convertService(svc, benchCfg)
+		convertService(svc, "", benchCfg)
 	}
 }
 

@@ -33,8 +33,11 @@ type serviceConfig struct {
 //     hostname, as Istio does) for type LoadBalancer, then spec.externalIPs,
 //     without duplicates;
 //   - an empty selector is no selector (it selects nothing), as Kubernetes
-//     treats it.
-func convertService(svc *corev1.Service, cfg serviceConfig) (*model.Service, []model.Diagnostic) {
+//     treats it;
+//   - the traffic distribution is model.ParseTrafficDistribution's, from
+//     the spec, the Service's annotation and nsTraffic, its namespace's
+//     annotation; a value it ignores is a warning.
+func convertService(svc *corev1.Service, nsTraffic string, cfg serviceConfig) (*model.Service, []model.Diagnostic) {
 	var diags []model.Diagnostic
 	report := func(sev model.Severity, format string, args ...any) {
 		diags = append(diags, model.Diagnostic{
@@ -58,8 +61,10 @@ func convertService(svc *corev1.Service, cfg serviceConfig) (*model.Service, []m
 	if len(svc.Spec.Selector) > 0 {
 		out.Selector = maps.Clone(svc.Spec.Selector)
 	}
-	if svc.Spec.TrafficDistribution != nil {
-		out.TrafficDistribution = *svc.Spec.TrafficDistribution
+	td, err := model.ParseTrafficDistribution(ptrOr(svc.Spec.TrafficDistribution), svc.Annotations[model.TrafficDistributionAnnotation], nsTraffic)
+	out.TrafficDistribution = td
+	if err != nil {
+		report(model.Warning, "%v", err)
 	}
 	if out.Resolution == model.Alias {
 		out.MeshExternal = true

@@ -86,7 +86,7 @@ func TestConvertService(t *testing.T) {
 		want: func(s *model.Service) {
 			s.ExportTo = []string{".", "a", "b"}
 			s.ServiceAccounts = []string{"spiffe://other/ns/x/sa/y", "spiffe://td.example/ns/ns/sa/sa1", "z@example.com"}
-			s.InternalTrafficPolicyLocal, s.TrafficDistribution, s.PublishNotReadyAddresses = true, "PreferClose", true
+			s.InternalTrafficPolicyLocal, s.TrafficDistribution, s.PublishNotReadyAddresses = true, model.TrafficPreferSameZone, true
 		},
 	}, {
 		name: "bad ports and IPs are dropped with diagnostics",
@@ -113,7 +113,7 @@ func TestConvertService(t *testing.T) {
 				Namespace: tt.svc.Namespace, Name: tt.svc.Name, Provider: model.Kubernetes,
 			}
 			tt.want(want)
-			got, diags := convertService(tt.svc, testServiceConfig)
+			got, diags := convertService(tt.svc, "", testServiceConfig)
 			if !got.Equals(want) {
 				t.Errorf("convertService mismatch (-want +got):\n%s", cmp.Diff(want, got))
 			}
@@ -151,7 +151,7 @@ func FuzzConvertService(f *testing.F) {
 					{Name: portName, Port: port},
 				}},
 		}
-		got, _ := convertService(svc, testServiceConfig)
+		got, _ := convertService(svc, "", testServiceConfig)
 		if got == nil {
 			t.Fatal("nil service")
 		}

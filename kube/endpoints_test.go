@@ -64,7 +64,7 @@ func (e *testEnv) cluster() model.ClusterID                          { return "c
 // compute runs serviceEndpoints for svc over slices, from prev.
 func compute(t *testing.T, svc *corev1.Service, env endpointEnv, prev *endpointMemo, in ...*discoveryv1.EndpointSlice) ([]*model.Endpoint, []model.Diagnostic, endpointMemo) {
 	t.Helper()
-	converted, _ := convertService(svc, testServiceConfig)
+	converted, _ := convertService(svc, "", testServiceConfig)
 	infos := make([]*sliceInfo, len(in))
 	for i, s := range in {
 		infos[i] = newSliceInfo(s)

@@ -17,11 +17,14 @@ import (
 // its object's conversion, and the memo of its endpoints, valid while the
 // object is the one converted.
 type svcState struct {
-	obj    *corev1.Service
-	svc    *model.Service
-	diags  []model.Diagnostic // the conversion's
-	drains bool               // see Controller.drains
-	memo   endpointMemo
+	obj *corev1.Service
+	// nsTraffic is the namespace's traffic distribution annotation the
+	// service was converted with.
+	nsTraffic string
+	svc       *model.Service
+	diags     []model.Diagnostic // the conversion's
+	drains    bool               // see Controller.drains
+	memo      endpointMemo
 }
 
 // flush converts everything dirty and writes the results to the store:
@@ -96,19 +99,29 @@ func (c *Controller) syncService(key types.NamespacedName, env clusterView) {
 // or, for a new object, its conversion with an empty memo (the endpoints
 // of another object may differ in every field).
 func (c *Controller) state(key types.NamespacedName, obj *corev1.Service) *svcState {
-	if st := c.svcs[key]; st != nil && st.obj == obj {
+	nsTraffic := c.nsTraffic(key.Namespace)
+	if st := c.svcs[key]; st != nil && st.obj == obj && st.nsTraffic == nsTraffic {
 		return st
 	}
-	st := c.newState(obj, c.serviceConfig())
+	st := c.newState(obj, nsTraffic, c.serviceConfig())
 	c.svcs[key] = st
 	return st
 }
 
 // newState returns the state of a service object: its conversion, and an
 // empty memo. Safe for concurrent use.
-func (c *Controller) newState(obj *corev1.Service, cfg serviceConfig) *svcState {
-	svc, diags := convertService(obj, cfg)
-	return &svcState{obj: obj, svc: svc, diags: slices.Clip(diags), drains: c.drains(svc)}
+func (c *Controller) newState(obj *corev1.Service, nsTraffic string, cfg serviceConfig) *svcState {
+	svc, diags := convertService(obj, nsTraffic, cfg)
+	return &svcState{obj: obj, nsTraffic: nsTraffic, svc: svc, diags: slices.Clip(diags), drains: c.drains(svc)}
+}
+
+// nsTraffic returns a namespace's traffic distribution annotation, ""
+// when it has none (or is not known yet).
+func (c *Controller) nsTraffic(ns string) string {
+	if o := c.cl.namespaces[ns]; o != nil {
+		return o.Annotations[model.TrafficDistributionAnnotation]
+	}
+	return ""
 }
 
 // writeService writes a converted service, its endpoints and its

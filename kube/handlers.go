@@ -120,12 +120,14 @@ func (c *Controller) onNode(key types.NamespacedName, node *corev1.Node) {
 }
 
 // onNamespace: when the namespace's selection changes, every object of
-// the namespace; when the system namespace's network label changes (and
+// the namespace; when its traffic distribution annotation changes, its
+// services; when the system namespace's network label changes (and
 // Options.Network is unset), everything. Both are rare, so these visit
 // every service, slice owner and pod of the controller.
 func (c *Controller) onNamespace(key types.NamespacedName, ns *corev1.Namespace) {
 	name := key.Name
 	wasSelected := c.namespaceSelected(name)
+	wasTraffic := c.nsTraffic(name)
 	if ns == nil {
 		delete(c.cl.namespaces, name)
 	} else {
@@ -136,6 +138,13 @@ func (c *Controller) onNamespace(key types.NamespacedName, ns *corev1.Namespace)
 	}
 	if wasSelected != c.namespaceSelected(name) {
 		c.markAll(name)
+		return
+	}
+	if wasTraffic != c.nsTraffic(name) {
+		// Its services' traffic distribution may follow it.
+		for svc := range c.cl.servicesByNS[name] {
+			c.markService(types.NamespacedName{Namespace: name, Name: svc})
+		}
 	}
 }
 

@@ -202,13 +202,13 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 			return r
 		}
 		st := prepared[key]
-		if st == nil || st.obj != obj {
-			st = c.newState(obj, cfg)
+		if nsTraffic := c.nsTraffic(key.Namespace); st == nil || st.obj != obj || st.nsTraffic != nsTraffic {
+			st = c.newState(obj, nsTraffic, cfg)
 		}
 		w.slices = slices.AppendSeq(w.slices[:0], maps.Values(c.cl.slices[key]))
 		var memo endpointMemo
 		r.eps, r.diags, memo = serviceEndpoints(key.Namespace, st.svc, st.drains, w.slices, env, &endpointMemo{}, w)
-		r.st = &svcState{obj: st.obj, svc: st.svc, diags: st.diags, drains: st.drains, memo: memo}
+		r.st = &svcState{obj: st.obj, nsTraffic: st.nsTraffic, svc: st.svc, diags: st.diags, drains: st.drains, memo: memo}
 		return r
 	}
 	var (

@@ -34,7 +34,7 @@ func (m *mergedEndpoint) ep() *sliceEndpointInfo { return &m.s.endpoints[m.s.cla
 func (m *mergedEndpoint) endpoint() sliceEndpoint {
 	e := m.ep()
 	se := sliceEndpoint{addresses: m.s.address(m.s.claims[m.c]), pod: e.pod, nodeName: e.nodeName,
-		conditions: e.conditions, ports: m.s.ports, slice: m.s.name}
+		conditions: e.conditions, hints: e.hints, ports: m.s.ports, slice: m.s.name}
 	if m.s6 != nil {
 		se.addresses = []netip.Addr{se.addresses[0], m.s6.claims[m.c6].addr}
 	}
@@ -63,7 +63,7 @@ func sameClaim(a *sliceInfo, ac int32, b *sliceInfo, bc int32) bool {
 	}
 	ea, eb := &a.endpoints[ca.ep], &b.endpoints[cb.ep]
 	return ea.pod == eb.pod && ea.nodeName == eb.nodeName && ea.conditions == eb.conditions &&
-		(a == b || slices.Equal(a.ports, b.ports))
+		ea.hints.Equals(eb.hints) && (a == b || slices.Equal(a.ports, b.ports))
 }
 
 // sliceEndpoint is a merged endpoint's fields: what its endpoints are
@@ -79,6 +79,8 @@ type sliceEndpoint struct {
 	nodeName string
 	// conditions are the slice endpoint's conditions.
 	conditions conditions
+	// hints are the slice endpoint's topology hints.
+	hints *model.Hints
 	// ports are the slice's port numbers by name.
 	ports portNumbers
 	// slice names the slice the primary address comes from.

@@ -8,6 +8,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/meshreg/meshreg/model"
 )
 
 // sliceInfo is the controller's cached form of an EndpointSlice: the
@@ -91,6 +93,8 @@ type sliceEndpointInfo struct {
 	pod        types.NamespacedName
 	nodeName   string
 	conditions conditions
+	// hints are the endpoint's topology hints; nil for none.
+	hints *model.Hints
 }
 
 // newSliceInfo returns the cached form of a slice.
@@ -156,9 +160,36 @@ func newSliceInfo(s *discoveryv1.EndpointSlice) *sliceInfo {
 		}
 		e.nodeName = ptrOr(ep.NodeName)
 		e.conditions = newConditions(ep.Conditions)
+		e.hints = sliceHints(ep.Hints)
 	}
 	out.claims = sliceClaims(out.endpoints, len(all))
 	return out
+}
+
+// sliceHints returns a slice endpoint's hints, sorted, without
+// duplicates or empty names; nil when it has none.
+func sliceHints(h *discoveryv1.EndpointHints) *model.Hints {
+	if h == nil {
+		return nil
+	}
+	var out model.Hints
+	for _, z := range h.ForZones {
+		if z.Name != "" {
+			out.ForZones = append(out.ForZones, z.Name)
+		}
+	}
+	for _, n := range h.ForNodes {
+		if n.Name != "" {
+			out.ForNodes = append(out.ForNodes, n.Name)
+		}
+	}
+	if out.IsZero() {
+		return nil
+	}
+	slices.Sort(out.ForZones)
+	slices.Sort(out.ForNodes)
+	out.ForZones, out.ForNodes = slices.Compact(out.ForZones), slices.Compact(out.ForNodes)
+	return &out
 }
 
 // sliceClaims returns the claims of a slice's endpoints, n addresses in

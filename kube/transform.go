@@ -4,6 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshreg/meshreg/model"
 )
 
 // The informer transforms below keep only the fields the controller reads,
@@ -40,7 +42,7 @@ func stripService(obj any) (any, error) {
 		return obj, nil
 	}
 	out := &corev1.Service{
-		ObjectMeta: stripMeta(&svc.ObjectMeta, annotationExportTo, annotationCanonicalServiceAccounts, annotationKubernetesServiceAccounts, annotationNodeSelector),
+		ObjectMeta: stripMeta(&svc.ObjectMeta, annotationExportTo, annotationCanonicalServiceAccounts, annotationKubernetesServiceAccounts, annotationNodeSelector, model.TrafficDistributionAnnotation),
 		Spec: corev1.ServiceSpec{
 			Type:                     svc.Spec.Type,
 			ClusterIP:                svc.Spec.ClusterIP,
@@ -122,5 +124,9 @@ func stripNamespace(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name, Labels: ns.Labels, ResourceVersion: ns.ResourceVersion}}, nil
+	out := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name, Labels: ns.Labels, ResourceVersion: ns.ResourceVersion}}
+	if v, ok := ns.Annotations[model.TrafficDistributionAnnotation]; ok {
+		out.Annotations = map[string]string{model.TrafficDistributionAnnotation: v}
+	}
+	return out, nil
 }

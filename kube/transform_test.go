@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"github.com/meshreg/meshreg/model"
 	"net/netip"
 	"testing"
 
@@ -19,7 +20,8 @@ import (
 func TestTransformsKeepWhatConversionReads(t *testing.T) {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s", Labels: map[string]string{"a": "b"},
-			Annotations:   map[string]string{annotationExportTo: ".", "kubectl.kubernetes.io/last-applied-configuration": "{...}"},
+			Annotations: map[string]string{annotationExportTo: ".", model.TrafficDistributionAnnotation: "PreferSameNode",
+				"kubectl.kubernetes.io/last-applied-configuration": "{...}"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.0.0.1", Selector: map[string]string{"app": "a"},
 			Ports:           []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("web"), NodePort: 30000}},
@@ -28,12 +30,15 @@ func TestTransformsKeepWhatConversionReads(t *testing.T) {
 	}
 	stripped, _ := stripService(svc)
 	s := stripped.(*corev1.Service)
-	a, _ := convertService(svc, testServiceConfig)
-	b, _ := convertService(s, testServiceConfig)
+	a, _ := convertService(svc, "", testServiceConfig)
+	b, _ := convertService(s, "", testServiceConfig)
 	if !a.Equals(b) {
 		t.Errorf("stripped service converts differently:\n%s", cmp.Diff(a, b))
 	}
-	if len(s.ManagedFields) > 0 || len(s.Annotations) != 1 || s.Spec.SessionAffinity != "" {
+	if a.TrafficDistribution != model.TrafficPreferSameNode {
+		t.Errorf("the test's service has traffic distribution %q, want PreferSameNode from its annotation", a.TrafficDistribution)
+	}
+	if len(s.ManagedFields) > 0 || len(s.Annotations) != 2 || s.Spec.SessionAffinity != "" {
 		t.Errorf("service not stripped: %+v", s)
 	}
 	again, _ := stripService(s)
@@ -96,7 +101,8 @@ func TestTransformsKeepWhatConversionReads(t *testing.T) {
 		service:     "s",
 		addressType: discoveryv1.AddressTypeIPv4,
 		endpoints: []sliceEndpointInfo{
-			{addrs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, pod: types.NamespacedName{Namespace: "ns", Name: "p"}, conditions: conditions{ready: isTrue, serving: isTrue, terminating: isFalse}},
+			{addrs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, pod: types.NamespacedName{Namespace: "ns", Name: "p"}, conditions: conditions{ready: isTrue, serving: isTrue, terminating: isFalse},
+				hints: &model.Hints{ForZones: []string{"z"}}},
 			// A targetRef to another namespace's pod is not kept.
 			{addrs: []netip.Addr{netip.MustParseAddr("10.0.0.2")}, nodeName: "n2"},
 		},

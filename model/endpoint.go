@@ -30,6 +30,13 @@ type Endpoint struct {
 	// Labels are the workload's labels, with the topology labels the
 	// registry adds.
 	Labels map[string]string
+	// Hints are the endpoint's topology hints (an EndpointSlice
+	// endpoint's hints.forZones and hints.forNodes): the zones and nodes
+	// whose clients it should serve. Nil when there are none, and for a
+	// kind of hint that one Healthy endpoint of the service lacks:
+	// Kubernetes uses hints all or nothing, and so does the registry.
+	// Shared between endpoints; never modified.
+	Hints *Hints
 	// Locality, Network and Cluster place the endpoint.
 	Locality Locality
 	Network  NetworkID
@@ -138,6 +145,7 @@ func (e *Endpoint) Equals(o *Endpoint) bool {
 		e.NodeName == o.NodeName &&
 		e.PodHostname == o.PodHostname &&
 		e.PodSubdomain == o.PodSubdomain &&
+		e.Hints.Equals(o.Hints) &&
 		e.Serving == o.Serving &&
 		e.WorkloadKind == o.WorkloadKind &&
 		e.WorkloadNamespace == o.WorkloadNamespace &&
@@ -152,7 +160,37 @@ func (e *Endpoint) DeepCopy() *Endpoint {
 	out := *e
 	out.Addresses = slices.Clone(e.Addresses)
 	out.Labels = maps.Clone(e.Labels)
+	out.Hints = e.Hints.DeepCopy()
 	return &out
+}
+
+// Hints are an endpoint's topology hints, each list sorted and without
+// duplicates.
+type Hints struct {
+	// ForZones are the zones whose clients the endpoint should serve.
+	ForZones []string
+	// ForNodes are the nodes whose clients the endpoint should serve.
+	ForNodes []string
+}
+
+// Equals reports whether h and o hold the same hints. Nil equals only
+// nil: the registry gives an endpoint without hints none.
+func (h *Hints) Equals(o *Hints) bool {
+	if h == nil || o == nil {
+		return h == o
+	}
+	return slices.Equal(h.ForZones, o.ForZones) && slices.Equal(h.ForNodes, o.ForNodes)
+}
+
+// IsZero reports whether h holds no hint.
+func (h *Hints) IsZero() bool { return h == nil || len(h.ForZones) == 0 && len(h.ForNodes) == 0 }
+
+// DeepCopy returns a copy of h that shares no memory with it.
+func (h *Hints) DeepCopy() *Hints {
+	if h == nil {
+		return nil
+	}
+	return &Hints{ForZones: slices.Clone(h.ForZones), ForNodes: slices.Clone(h.ForNodes)}
 }
 
 // EndpointsEqual reports whether two endpoint lists hold equal endpoints

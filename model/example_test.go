@@ -64,3 +64,18 @@ func ExampleServiceKey_Compare() {
 	// Output:
 	// [prod/details.example.com default/reviews.example.com prod/reviews.example.com]
 }
+
+// A Service's spec wins over the annotations; Kubernetes' PreferClose is
+// Istio's PreferSameZone.
+func ExampleParseTrafficDistribution() {
+	td, err := model.ParseTrafficDistribution("PreferClose", "PreferSameNode", "")
+	fmt.Printf("%q %v\n", td, err)
+	td, err = model.ParseTrafficDistribution("", "", "PREFERSAMENODE")
+	fmt.Printf("%q %v\n", td, err)
+	td, err = model.ParseTrafficDistribution("", "Nearby", "PreferClose")
+	fmt.Printf("%q %v\n", td, err)
+	// Output:
+	// "PreferSameZone" <nil>
+	// "PreferSameNode" <nil>
+	// "" annotation networking.istio.io/traffic-distribution="Nearby" is not PreferClose, PreferSameZone or PreferSameNode: the service has no traffic distribution
+}

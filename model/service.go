@@ -97,8 +97,13 @@ type Service struct {
 	// InternalTrafficPolicyLocal is true for Services with
 	// internalTrafficPolicy: Local.
 	InternalTrafficPolicyLocal bool
-	// TrafficDistribution is the Service's spec.trafficDistribution,
-	// e.g. "PreferClose"; "" when unset.
+	// TrafficDistribution is where clients should prefer the service's
+	// endpoints: TrafficPreferSameZone, TrafficPreferSameNode, or ""
+	// for anywhere. It is read as Istio reads it (see
+	// ParseTrafficDistribution): a Kubernetes Service's
+	// spec.trafficDistribution, else its
+	// networking.istio.io/traffic-distribution annotation, else its
+	// namespace's; a ServiceEntry's annotation, else its namespace's.
 	TrafficDistribution string
 	// PublishNotReadyAddresses is the Service's field of that name:
 	// endpoints are Healthy whatever their readiness.

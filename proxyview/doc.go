@@ -57,6 +57,18 @@
 // multiplied by the least common multiple of the gateway counts, so that
 // they split evenly.
 //
+// # Topology
+//
+// A service with a traffic distribution (model.Service.TrafficDistribution)
+// gets Istio's failover priorities: for PreferSameZone, priority 0 for the
+// endpoints of the proxy's network, region and zone, then of its region,
+// then the others, and those of other networks after; PreferSameNode
+// compares region, zone, subzone and node too. Priorities are numbered
+// 0, 1, 2... as used. Such services also get their unhealthy endpoints
+// whatever Options.OmitUnhealthyEndpoints says: their clients need them
+// to know when to spill over. EndpointSlice hints are applied only with
+// Options.TopologyHints, as kube-proxy applies them: Istio reads none.
+//
 // # Concurrency
 //
 // Every method is safe for concurrent use. Snapshots, and the values

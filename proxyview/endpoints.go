@@ -13,6 +13,9 @@ import (
 // assignment groups them.
 type LocalityEndpoints struct {
 	Locality model.Locality
+	// Priority is the failover priority, 0 the highest, for a service
+	// with a traffic distribution (see the package doc); 0 otherwise.
+	Priority uint32
 	// Weight is the sum of the endpoints' weights, saturating at the
 	// largest uint32.
 	Weight    uint32
@@ -74,14 +77,25 @@ func (s *Snapshot) endpointsFor(p *Proxy, e *entry, port string) []LocalityEndpo
 		return &out[i]
 	}
 
+	var kept []*model.Endpoint
+	var health []model.HealthStatus
 	for _, ep := range e.eps {
 		if ep.ServicePortName != port || ep.Hostname != "" {
 			continue // another port, or not addressed by IP (DNS)
 		}
-		health, ok := s.keep(p, e, ep, multi, sendUnhealthy, persistent)
-		if !ok {
-			continue
+		if h, ok := s.keep(p, e, ep, multi, sendUnhealthy, persistent); ok {
+			kept = append(kept, ep)
+			health = append(health, h)
 		}
+	}
+	if s.conf.TopologyHints {
+		if h := hinted(p, kept); len(h) < len(kept) {
+			health = keepHealth(kept, h, health)
+			kept = h
+		}
+	}
+	for i, ep := range kept {
+		health := health[i]
 		weight := scaleWeight(max(ep.Weight, 1), scale)
 		if multi {
 			gws, n := s.gateways.forEndpoint(ep.Network, ep.Cluster, fam)
@@ -139,7 +153,33 @@ func (s *Snapshot) endpointsFor(p *Proxy, e *entry, port string) []LocalityEndpo
 			out[i].Weight = addWeight(out[i].Weight, ep.Weight)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b LocalityEndpoints) int { return cmp.Compare(a.Locality.String(), b.Locality.String()) })
+	slices.SortStableFunc(out, compareLocalities)
+	out = applyFailover(p, out, e.svc.TrafficDistribution, endpointLabels)
+	slices.SortStableFunc(out, compareLocalities)
+	return out
+}
+
+// endpointLabels returns the labels failover compares for an endpoint:
+// the workload's, or for a gateway its network and cluster (as Istio
+// labels the endpoints it makes for gateways).
+func endpointLabels(ep Endpoint) map[string]string {
+	if ep.Workload != nil {
+		return ep.Workload.Labels
+	}
+	return map[string]string{labelNetwork: string(ep.Gateway.Network), labelCluster: string(ep.Gateway.Cluster)}
+}
+
+// keepHealth returns the healths of the endpoints of sub, a subsequence
+// of all whose healths are health.
+func keepHealth(all, sub []*model.Endpoint, health []model.HealthStatus) []model.HealthStatus {
+	out := make([]model.HealthStatus, 0, len(sub))
+	j := 0
+	for i, ep := range all {
+		if j < len(sub) && sub[j] == ep {
+			out = append(out, health[i])
+			j++
+		}
+	}
 	return out
 }
 
@@ -169,15 +209,9 @@ func (s *Snapshot) keep(p *Proxy, e *entry, ep *model.Endpoint, multi, sendUnhea
 }
 
 // forcesUnhealthy reports whether a service's clients need its unhealthy
-// endpoints whatever the options say: with a trafficDistribution they
+// endpoints whatever the options say: with a traffic distribution they
 // tell when to spill over to other zones.
-func forcesUnhealthy(svc *model.Service) bool {
-	switch svc.TrafficDistribution {
-	case "PreferClose", "PreferSameZone", "PreferSameNode":
-		return true
-	}
-	return false
-}
+func forcesUnhealthy(svc *model.Service) bool { return svc.TrafficDistribution != "" }
 
 func scaleWeight(w, scale uint32) uint32 {
 	if w > math.MaxUint32/scale {

@@ -131,7 +131,7 @@ func TestEndpointFilters(t *testing.T) {
 			eps:  []*model.Endpoint{ep("10.0.0.1"), ep("10.0.0.2", health(model.Unhealthy))},
 			want: []string{" 10.0.0.1:8080 w1 Healthy"}},
 		{name: "a traffic distribution keeps them", opts: Options{OmitUnhealthyEndpoints: true},
-			svc:  func(s *model.Service) { s.TrafficDistribution = "PreferClose" },
+			svc:  func(s *model.Service) { s.TrafficDistribution = model.TrafficPreferSameZone },
 			eps:  []*model.Endpoint{ep("10.0.0.1"), ep("10.0.0.2", health(model.Unhealthy))},
 			want: []string{" 10.0.0.1:8080 w1 Healthy", " 10.0.0.2:8080 w1 Unhealthy"}},
 		{name: "terminating endpoints never",

@@ -60,6 +60,13 @@ type Options struct {
 	// reachable without a gateway. It matters only when some network has
 	// a gateway; with none in the mesh, every endpoint is sent directly.
 	DirectWithoutGateway bool
+	// TopologyHints applies EndpointSlice topology hints as kube-proxy
+	// does: a proxy gets only the endpoints hinted for its node, or else
+	// its zone, when every Healthy endpoint has such hints and one names
+	// the proxy's; otherwise all. Default: false, as Istio, which does not
+	// read hints (it applies a traffic distribution by failover
+	// priorities, which the view always does).
+	TopologyHints bool
 	// DualStack gives a dual-stack proxy the VIPs of both IP families.
 	// Default: false, Istio's ISTIO_DUAL_STACK: a proxy gets the VIPs of
 	// one family, that of the service's first VIP.

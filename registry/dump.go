@@ -49,8 +49,8 @@ type DumpService struct {
 	// ServiceAccounts are the identities the service's workloads may
 	// run as, sorted.
 	ServiceAccounts []string `json:"serviceAccounts"`
-	// TrafficDistribution is the Service's spec.trafficDistribution; ""
-	// when unset.
+	// TrafficDistribution is "PreferSameZone", "PreferSameNode" or "" (see
+	// model.Service.TrafficDistribution).
 	TrafficDistribution string `json:"trafficDistribution"`
 	// InternalTrafficPolicy is "Local" for a Service with
 	// internalTrafficPolicy Local, else "".
@@ -94,6 +94,14 @@ type DumpEndpoint struct {
 	// Serving is the endpoint's serving condition (see
 	// model.Endpoint.Serving).
 	Serving bool `json:"serving"`
+	// Hints are the endpoint's topology hints; absent when it has none.
+	Hints *DumpHints `json:"hints,omitempty"`
+}
+
+// DumpHints are an endpoint's topology hints in a Dump.
+type DumpHints struct {
+	ForZones []string `json:"forZones"`
+	ForNodes []string `json:"forNodes"`
 }
 
 // DumpWorkload is a workload instance in a Dump.
@@ -245,6 +253,10 @@ func dumpService(svc *model.Service, eps []*model.Endpoint) DumpService {
 	sorted := slices.Clone(eps)
 	slices.SortStableFunc(sorted, model.CompareEndpoints)
 	for _, ep := range sorted {
+		var hints *DumpHints
+		if !ep.Hints.IsZero() {
+			hints = &DumpHints{ForZones: nonNilSlice(ep.Hints.ForZones), ForNodes: nonNilSlice(ep.Hints.ForNodes)}
+		}
 		ds.Endpoints = append(ds.Endpoints, DumpEndpoint{
 			ServicePort:    ep.ServicePortName,
 			Address:        ep.Address(),
@@ -263,6 +275,7 @@ func dumpService(svc *model.Service, eps []*model.Endpoint) DumpService {
 			Hostname:       ep.PodHostname,
 			Subdomain:      ep.PodSubdomain,
 			Serving:        ep.Serving,
+			Hints:          hints,
 		})
 	}
 	return ds
@@ -311,4 +324,11 @@ func compareStrings(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+func nonNilSlice(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -38,6 +38,10 @@ type Controller struct {
 	store *store.Store
 	state *state    // owned by the worker goroutine
 	nsf   *nsFilter // owned by the worker goroutine
+	// nsTraffic holds each namespace's traffic distribution annotation
+	// as its entries were last converted with it; owned by the worker
+	// goroutine.
+	nsTraffic map[string]string
 
 	ran atomic.Bool
 
@@ -68,14 +72,15 @@ func New(src Source, opts Options) (*Controller, error) {
 	}
 	st := store.New(model.ShardKey{Provider: model.External, Cluster: opts.ClusterID})
 	return &Controller{
-		opts:    opts,
-		src:     src,
-		store:   st,
-		nsf:     nsf,
-		state:   newState(convCtx{Cluster: opts.ClusterID, TrustDomain: opts.TrustDomain}, st, opts.Logger),
-		pending: map[Ref]struct{}{},
-		pods:    map[model.WorkloadKey]podChange{},
-		wake:    make(chan struct{}, 1),
+		opts:      opts,
+		src:       src,
+		store:     st,
+		nsf:       nsf,
+		nsTraffic: map[string]string{},
+		state:     newState(convCtx{Cluster: opts.ClusterID, TrustDomain: opts.TrustDomain}, st, opts.Logger),
+		pending:   map[Ref]struct{}{},
+		pods:      map[model.WorkloadKey]podChange{},
+		wake:      make(chan struct{}, 1),
 	}, nil
 }
 
@@ -237,10 +242,27 @@ func (c *Controller) initialSync() {
 	}
 	for _, se := range c.src.ServiceEntries() {
 		if c.nsf.selected(se.Namespace) {
-			c.state.setServiceEntry(nsName{se.Namespace, se.Name}, se, d)
+			c.state.setServiceEntry(nsName{se.Namespace, se.Name}, se, c.namespaceTraffic(se.Namespace), d)
 		}
 	}
 	c.state.flush(d)
+}
+
+// namespaceTraffic returns a namespace's traffic distribution annotation,
+// from a source that knows it (StaticSource; InformerSource with
+// InformerOptions.Namespaces), and records it as used.
+func (c *Controller) namespaceTraffic(ns string) string {
+	src, ok := c.src.(interface{ NamespaceTrafficDistribution(string) string })
+	if !ok {
+		return ""
+	}
+	v := src.NamespaceTrafficDistribution(ns)
+	if v == "" {
+		delete(c.nsTraffic, ns)
+	} else {
+		c.nsTraffic[ns] = v
+	}
+	return v
 }
 
 // process applies the queued changes: namespaces first, whose change of
@@ -259,7 +281,7 @@ func (c *Controller) process() {
 	}
 	for _, r := range refs {
 		if r.Kind == KindServiceEntry {
-			c.state.setServiceEntry(nsName{r.Namespace, r.Name}, c.serviceEntry(r), d)
+			c.state.setServiceEntry(nsName{r.Namespace, r.Name}, c.serviceEntry(r), c.namespaceTraffic(r.Namespace), d)
 		}
 	}
 	c.state.flush(d)
@@ -267,19 +289,26 @@ func (c *Controller) process() {
 
 // namespaceChanges returns refs with the ServiceEntries and WorkloadEntries
 // of each namespace whose selection the namespace's change (a ref of refs)
-// turned, sorted, without duplicates.
+// turned, and the ServiceEntries of each whose traffic distribution
+// annotation changed, sorted, without duplicates.
 func (c *Controller) namespaceChanges(refs []Ref) []Ref {
-	var turned []string
+	var turned, traffic []string
 	for _, r := range refs {
-		if r.Kind == KindNamespace && c.nsf.redecide(r.Name) {
+		if r.Kind != KindNamespace {
+			continue
+		}
+		if c.nsf.redecide(r.Name) {
 			turned = append(turned, r.Name)
 		}
+		if was := c.nsTraffic[r.Name]; was != c.namespaceTraffic(r.Name) {
+			traffic = append(traffic, r.Name)
+		}
 	}
-	if len(turned) == 0 {
+	if len(turned) == 0 && len(traffic) == 0 {
 		return refs
 	}
 	for _, se := range c.src.ServiceEntries() {
-		if slices.Contains(turned, se.Namespace) {
+		if slices.Contains(turned, se.Namespace) || slices.Contains(traffic, se.Namespace) {
 			refs = append(refs, Ref{KindServiceEntry, se.Namespace, se.Name})
 		}
 	}

@@ -48,9 +48,10 @@ func convertPorts(se *networkingv1.ServiceEntry) []model.Port {
 
 // convertServices converts a valid ServiceEntry into one Service per host,
 // in the order hosts are first listed, each with all of the entry's addresses as its VIPs in
-// cluster. Auto-allocated addresses are not set here (see vipAllocator).
-// Invalid parts of an unvalidated entry are skipped, never a panic.
-func convertServices(se *networkingv1.ServiceEntry, cluster model.ClusterID) []*model.Service {
+// cluster and the traffic distribution given. Auto-allocated addresses are
+// not set here (see vipAllocator). Invalid parts of an unvalidated entry
+// are skipped, never a panic.
+func convertServices(se *networkingv1.ServiceEntry, cluster model.ClusterID, traffic string) []*model.Service {
 	spec := &se.Spec
 	var vips []netip.Prefix
 	for _, a := range spec.Addresses {
@@ -85,19 +86,20 @@ func convertServices(se *networkingv1.ServiceEntry, cluster model.ClusterID) []*
 			continue // a host listed twice is one service
 		}
 		out = append(out, &model.Service{
-			Hostname:        model.Hostname(h),
-			Namespace:       se.Namespace,
-			Name:            se.Name,
-			Provider:        model.External,
-			Resolution:      convertResolution(spec.Resolution),
-			MeshExternal:    spec.Location == v1alpha3.ServiceEntry_MESH_EXTERNAL,
-			Ports:           ports,
-			Addresses:       addresses,
-			ExportTo:        exportTo,
-			Labels:          labels,
-			Selector:        selector,
-			ServiceAccounts: sans,
-			CreationTime:    se.CreationTimestamp.Time,
+			Hostname:            model.Hostname(h),
+			Namespace:           se.Namespace,
+			Name:                se.Name,
+			Provider:            model.External,
+			Resolution:          convertResolution(spec.Resolution),
+			MeshExternal:        spec.Location == v1alpha3.ServiceEntry_MESH_EXTERNAL,
+			Ports:               ports,
+			Addresses:           addresses,
+			ExportTo:            exportTo,
+			Labels:              labels,
+			Selector:            selector,
+			ServiceAccounts:     sans,
+			TrafficDistribution: traffic,
+			CreationTime:        se.CreationTimestamp.Time,
 		})
 	}
 	return out

@@ -32,7 +32,7 @@ spec:
   subjectAltNames: [b-san, a-san]
   workloadSelector: {labels: {app: x}}
 `)
-	svcs := convertServices(se, "c1")
+	svcs := convertServices(se, "c1", "")
 	if len(svcs) != 2 || svcs[0].Hostname != "a.com" || svcs[1].Hostname != "b.com" {
 		t.Fatalf("want one service per host in order, got %v", svcs)
 	}
@@ -64,7 +64,7 @@ func TestConvertResolution(t *testing.T) {
 			t.Errorf("%s → %v, want %v", in, got, want)
 		}
 	}
-	if se := loadSE(t, seHead+"  hosts: [a.com]\n"); !convertServices(se, "c")[0].MeshExternal {
+	if se := loadSE(t, seHead+"  hosts: [a.com]\n"); !convertServices(se, "c", "")[0].MeshExternal {
 		t.Error("default location is MESH_EXTERNAL")
 	}
 }
@@ -239,9 +239,9 @@ func FuzzServiceEntry(f *testing.F) {
 		if se.Spec.UnmarshalJSON(spec) != nil {
 			return
 		}
-		e, err := newEntry(se, testCtx)
+		e, err := newEntry(se, testCtx, "")
 		if err != nil {
-			_ = convertServices(se, "c") // must not panic on invalid input either
+			_ = convertServices(se, "c", "") // must not panic on invalid input either
 			return
 		}
 		if hosts := slices.Compact(slices.Sorted(slices.Values(se.Spec.Hosts))); len(e.services) != len(hosts) {

@@ -38,15 +38,20 @@ type entry struct {
 	warnings []string
 }
 
-// newEntry validates and converts a ServiceEntry; selected endpoints are
+// newEntry validates and converts a ServiceEntry, nsTraffic being its
+// namespace's traffic distribution annotation; selected endpoints are
 // left for the caller to fill in. An invalid entry returns the validation
 // error.
-func newEntry(se *networkingv1.ServiceEntry, c convCtx) (*entry, error) {
+func newEntry(se *networkingv1.ServiceEntry, c convCtx, nsTraffic string) (*entry, error) {
 	warnings, err := validateServiceEntry(se)
 	if err != nil {
 		return nil, err
 	}
-	svcs := convertServices(se, c.Cluster)
+	traffic, terr := model.ParseTrafficDistribution("", se.Annotations[model.TrafficDistributionAnnotation], nsTraffic)
+	if terr != nil {
+		warnings = append(warnings, terr.Error())
+	}
+	svcs := convertServices(se, c.Cluster, traffic)
 	e := &entry{
 		ref:      nsName{se.Namespace, se.Name},
 		created:  se.CreationTimestamp.Time,

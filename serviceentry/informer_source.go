@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/meshreg/meshreg/model"
 )
 
 // InformerOptions configure an InformerSource. The zero value watches
@@ -162,6 +164,21 @@ func (s *InformerSource) HasSynced() bool {
 	return s.seInf.HasSynced() && s.weInf.HasSynced() && (s.nsInf == nil || s.nsInf.HasSynced())
 }
 
+// NamespaceTrafficDistribution returns a cached namespace's
+// model.TrafficDistributionAnnotation, "" for none or a namespace not
+// cached (always, without InformerOptions.Namespaces).
+func (s *InformerSource) NamespaceTrafficDistribution(name string) string {
+	if s.nsInf == nil {
+		return ""
+	}
+	obj, ok, err := s.nsInf.GetStore().GetByKey(name)
+	if err != nil || !ok {
+		return ""
+	}
+	ns, _ := obj.(*corev1.Namespace)
+	return ns.GetAnnotations()[model.TrafficDistributionAnnotation]
+}
+
 // NamespaceLabels returns the labels of a cached namespace, and false for
 // one not cached (always, without InformerOptions.Namespaces).
 func (s *InformerSource) NamespaceLabels(name string) (map[string]string, bool) {
@@ -253,9 +270,13 @@ func strip(obj any) (any, error) {
 		}
 		return out, nil
 	case *corev1.Namespace:
-		return &corev1.Namespace{TypeMeta: o.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		out := &corev1.Namespace{TypeMeta: o.TypeMeta, ObjectMeta: metav1.ObjectMeta{
 			Name: o.Name, ResourceVersion: o.ResourceVersion, Labels: maps.Clone(o.Labels),
-		}}, nil
+		}}
+		if v, ok := o.Annotations[model.TrafficDistributionAnnotation]; ok {
+			out.Annotations = map[string]string{model.TrafficDistributionAnnotation: v}
+		}
+		return out, nil
 	}
 	return obj, nil
 }
@@ -276,6 +297,9 @@ func leanMeta(m *metav1.ObjectMeta) metav1.ObjectMeta {
 		for k, v := range m.Labels {
 			out.Labels[k] = v
 		}
+	}
+	if v, ok := m.Annotations[model.TrafficDistributionAnnotation]; ok {
+		out.Annotations = map[string]string{model.TrafficDistributionAnnotation: v}
 	}
 	return out
 }

@@ -14,6 +14,8 @@ import (
 	networkingv1beta1 "istio.io/client-go/pkg/apis/networking/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/meshreg/meshreg/model"
 )
 
 // ErrUnsupportedObject is wrapped by StaticSource.Upsert's error for an
@@ -27,12 +29,14 @@ var ErrUnsupportedObject = errors.New("not a ServiceEntry, WorkloadEntry or Name
 // NamespaceSelector. The zero value is an empty source, ready to use; it
 // is safe for concurrent use.
 type StaticSource struct {
-	// mu guards ses, wes, namespaces, handlers and nextID.
+	// mu guards ses, wes, namespaces, nsTraffic, handlers and nextID.
 	mu  sync.RWMutex
 	ses map[nsName]*networkingv1.ServiceEntry
 	wes map[nsName]*networkingv1.WorkloadEntry
-	// namespaces holds each namespace's labels.
+	// namespaces holds each namespace's labels, nsTraffic its
+	// model.TrafficDistributionAnnotation.
 	namespaces map[string]map[string]string
+	nsTraffic  map[string]string
 	handlers   map[int]func(Ref)
 	nextID     int
 }
@@ -48,7 +52,8 @@ func NewStaticSource(objs ...runtime.Object) (*StaticSource, error) {
 }
 
 // Upsert adds each ServiceEntry and WorkloadEntry (networking v1, v1beta1
-// or v1alpha3) and each Namespace (of which it keeps the labels) of objs,
+// or v1alpha3) and each Namespace (of which it keeps the labels and the
+// traffic distribution annotation) of objs,
 // replacing one with the same namespace and name. The source keeps
 // copies: the caller may reuse objs. Other objects are skipped, and
 // reported in the error (wrapping ErrUnsupportedObject); the supported
@@ -73,8 +78,10 @@ func (s *StaticSource) Upsert(objs ...runtime.Object) error {
 		} else if ns, ok := o.(*corev1.Namespace); ok {
 			if s.namespaces == nil {
 				s.namespaces = map[string]map[string]string{}
+				s.nsTraffic = map[string]string{}
 			}
 			s.namespaces[ns.Name] = maps.Clone(ns.Labels)
+			s.nsTraffic[ns.Name] = ns.Annotations[model.TrafficDistributionAnnotation]
 			changed = append(changed, Ref{Kind: KindNamespace, Name: ns.Name})
 		} else {
 			errs = append(errs, fmt.Errorf("%T: %w", o, ErrUnsupportedObject))
@@ -118,6 +125,7 @@ func (s *StaticSource) delete(r Ref) {
 	case KindNamespace:
 		_, found = s.namespaces[r.Name]
 		delete(s.namespaces, r.Name)
+		delete(s.nsTraffic, r.Name)
 	}
 	handlers := s.handlerList()
 	s.mu.Unlock()
@@ -153,6 +161,14 @@ func (s *StaticSource) WorkloadEntry(namespace, name string) *networkingv1.Workl
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.wes[nsName{namespace, name}]
+}
+
+// NamespaceTrafficDistribution returns a Namespace's
+// model.TrafficDistributionAnnotation, "" for none.
+func (s *StaticSource) NamespaceTrafficDistribution(name string) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.nsTraffic[name]
 }
 
 // NamespaceLabels returns the labels of a Namespace, and false when the

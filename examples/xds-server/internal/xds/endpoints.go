@@ -1,7 +1,9 @@
 package xds
 
 import (
+	"maps"
 	"net/netip"
+	"slices"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -37,6 +39,7 @@ func LoadAssignment(host model.Hostname, port uint32, groups []proxyview.Localit
 	for _, g := range groups {
 		loc := &endpointv3.LocalityLbEndpoints{
 			Locality: &corev3.Locality{Region: g.Locality.Region, Zone: g.Locality.Zone, SubZone: g.Locality.Subzone},
+			Priority: g.Priority,
 		}
 		dropped := false
 		var kept uint32 // the weight of the endpoints kept, should some be dropped
@@ -68,7 +71,25 @@ func LoadAssignment(host model.Hostname, port uint32, groups []proxyview.Localit
 		loc.LoadBalancingWeight = wrapperspb.UInt32(weight)
 		cla.Endpoints = append(cla.Endpoints, loc)
 	}
+	compactPriorities(cla.Endpoints)
 	return cla
+}
+
+// compactPriorities numbers the priorities in use 0, 1, 2... in their
+// order: clients reject an assignment whose priorities skip one, which a
+// priority whose endpoints were all dropped above would leave.
+func compactPriorities(locs []*endpointv3.LocalityLbEndpoints) {
+	used := map[uint32]bool{}
+	for _, l := range locs {
+		used[l.Priority] = true
+	}
+	rank := map[uint32]uint32{}
+	for i, p := range slices.Sorted(maps.Keys(used)) {
+		rank[p] = uint32(i)
+	}
+	for _, l := range locs {
+		l.Priority = rank[l.Priority]
+	}
 }
 
 // fresh reports whether none of ep's addresses (at its port) was seen

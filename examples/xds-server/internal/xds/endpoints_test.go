@@ -156,3 +156,26 @@ func TestHealthStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadAssignmentPriorities: the view's failover priorities reach the
+// assignment, renumbered without gaps when a priority's endpoints are all
+// left out.
+func TestLoadAssignmentPriorities(t *testing.T) {
+	at := func(ip string) proxyview.Endpoint {
+		return proxyview.Endpoint{Address: netip.MustParseAddr(ip), Port: 8080, Weight: 1, Health: model.Healthy}
+	}
+	groups := []proxyview.LocalityEndpoints{
+		{Locality: model.ParseLocality("r1/z1"), Priority: 0, Weight: 1, Endpoints: []proxyview.Endpoint{at("10.0.0.1")}},
+		// the same address again: left out, and with it priority 1
+		{Locality: model.ParseLocality("r1/z2"), Priority: 1, Weight: 1, Endpoints: []proxyview.Endpoint{at("10.0.0.1")}},
+		{Locality: model.ParseLocality("r2/z1"), Priority: 2, Weight: 1, Endpoints: []proxyview.Endpoint{at("10.0.0.3")}},
+	}
+	cla := xds.LoadAssignment("echo.default.svc.cluster.local", 80, groups)
+	var got []uint32
+	for _, l := range cla.Endpoints {
+		got = append(got, l.Priority)
+	}
+	if len(got) != 2 || got[0] != 0 || got[1] != 1 {
+		t.Errorf("priorities = %v, want [0 1]", got)
+	}
+}

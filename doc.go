@@ -62,6 +62,8 @@
 //     its endpoints (through network gateways across networks), the
 //     service ports it serves; immutable snapshots per generation and a
 //     debouncer that batches changes into pushes.
+//   - debughttp: a read-only HTTP handler that shows a registry and a
+//     proxy's view, paged and bounded, to mount on your own mux.
 //
 // # Contracts in brief
 //

@@ -149,7 +149,7 @@ func NewDump(d Discovery) *Dump {
 		Diagnostics:     []DumpDiagnostic{},
 	}
 	for _, svc := range d.Services() {
-		out.Services = append(out.Services, dumpService(svc, d.Endpoints(svc.Key(), EndpointQuery{})))
+		out.Services = append(out.Services, DumpServiceOf(svc, d.Endpoints(svc.Key(), EndpointQuery{})))
 	}
 	slices.SortStableFunc(out.Services, func(a, b DumpService) int {
 		if c := compareStrings(a.Hostname, b.Hostname); c != 0 {
@@ -158,7 +158,7 @@ func NewDump(d Discovery) *Dump {
 		return compareStrings(a.Namespace, b.Namespace)
 	})
 	for _, w := range d.Workloads() {
-		out.Workloads = append(out.Workloads, dumpWorkload(w))
+		out.Workloads = append(out.Workloads, DumpWorkloadOf(w))
 	}
 	slices.SortStableFunc(out.Workloads, func(a, b DumpWorkload) int {
 		for _, c := range [...]int{
@@ -173,22 +173,32 @@ func NewDump(d Discovery) *Dump {
 	})
 	if gd, ok := d.(GatewayDiscovery); ok {
 		for _, g := range model.SortGateways(slices.Clone(gd.NetworkGateways())) {
-			out.NetworkGateways = append(out.NetworkGateways, DumpNetworkGateway{
-				Network: string(g.Network), Cluster: string(g.Cluster), Address: g.Address,
-				Port: g.Port, HBONEPort: g.HBONEPort, ServiceAccount: g.ServiceAccount,
-				Source: g.Source.String(),
-			})
+			out.NetworkGateways = append(out.NetworkGateways, DumpNetworkGatewayOf(g))
 		}
 	}
 	diags := slices.Clone(d.Diagnostics())
 	model.SortDiagnostics(diags)
 	for _, dg := range diags {
-		out.Diagnostics = append(out.Diagnostics, DumpDiagnostic{
-			Severity: dg.Severity.String(), Kind: dg.Kind, Namespace: dg.Namespace,
-			Name: dg.Name, Cluster: string(dg.Cluster), Message: dg.Message,
-		})
+		out.Diagnostics = append(out.Diagnostics, DumpDiagnosticOf(dg))
 	}
 	return out
+}
+
+// DumpNetworkGatewayOf returns a gateway as the dump writes it.
+func DumpNetworkGatewayOf(g model.NetworkGateway) DumpNetworkGateway {
+	return DumpNetworkGateway{
+		Network: string(g.Network), Cluster: string(g.Cluster), Address: g.Address,
+		Port: g.Port, HBONEPort: g.HBONEPort, ServiceAccount: g.ServiceAccount,
+		Source: g.Source.String(),
+	}
+}
+
+// DumpDiagnosticOf returns a diagnostic as the dump writes it.
+func DumpDiagnosticOf(dg model.Diagnostic) DumpDiagnostic {
+	return DumpDiagnostic{
+		Severity: dg.Severity.String(), Kind: dg.Kind, Namespace: dg.Namespace,
+		Name: dg.Name, Cluster: string(dg.Cluster), Message: dg.Message,
+	}
 }
 
 // WriteJSON writes the dump of d as indented JSON followed by a newline.
@@ -210,7 +220,9 @@ func (d *Dump) WriteJSON(w io.Writer) error {
 	return err
 }
 
-func dumpService(svc *model.Service, eps []*model.Endpoint) DumpService {
+// DumpServiceOf returns a service and its endpoints as the dump writes
+// them: the endpoints sorted as model.CompareEndpoints sorts them.
+func DumpServiceOf(svc *model.Service, eps []*model.Endpoint) DumpService {
 	ds := DumpService{
 		Hostname:            string(svc.Hostname),
 		Namespace:           svc.Namespace,
@@ -281,7 +293,8 @@ func dumpService(svc *model.Service, eps []*model.Endpoint) DumpService {
 	return ds
 }
 
-func dumpWorkload(w *model.WorkloadInstance) DumpWorkload {
+// DumpWorkloadOf returns a workload instance as the dump writes it.
+func DumpWorkloadOf(w *model.WorkloadInstance) DumpWorkload {
 	return DumpWorkload{
 		Name:           w.Name,
 		Namespace:      w.Namespace,

@@ -50,8 +50,9 @@
 //	-v                      log to stderr
 //
 // Both servers listen on loopback unless told otherwise: neither
-// authenticates its clients. The debug server answers /debug/services,
-// /debug/endpoints, /debug/workloads, /debug/diagnostics (JSON),
+// authenticates its clients. The debug server answers /debug/registry/
+// (the library's debughttp pages: dump, services, endpoints, workloads,
+// diagnostics, gateways, proxy; JSON, paged),
 // /debug/proxy?node=ID (one connected node's view: its proxy, the
 // services it sees with their VIPs and its endpoints of each port, and
 // what it was served), /healthz, /readyz (200 once the registry and the

@@ -127,7 +127,7 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, log
 		})
 	})
 	start("debug server", func(ctx context.Context) error {
-		h := debug.NewHandler(ready{reg, view}, debugNodes{nodes}, metrics, log)
+		h := debug.NewHandler(ready{reg, view}, view, debugNodes{nodes}, metrics, log)
 		return debug.Serve(ctx, debugLis, h, shutdownGrace, log)
 	})
 	wg.Wait()

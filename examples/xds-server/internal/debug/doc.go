@@ -7,10 +7,8 @@
 //
 // Endpoints:
 //
-//	/debug/services       services, in the registry dump format, without endpoints
-//	/debug/endpoints      each service's endpoints, in the dump format
-//	/debug/workloads      workload instances, in the dump format
-//	/debug/diagnostics    what the registry refused or could not use yet
+//	/debug/registry/...   the library's debughttp pages: dump, services, endpoints,
+//	                      workloads, diagnostics, gateways, proxy (paged, bounded)
 //	/debug/proxy?node=ID  one connected xDS node's view (ProxyPage)
 //	/healthz              200 while the process serves
 //	/readyz               200 once the registry and the proxy view have synced, 503 before

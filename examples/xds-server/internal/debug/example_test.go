@@ -17,7 +17,7 @@ func ExampleNewMetrics() {
 	reg.SetEndpoints(svc.Key(), memory.Endpoint("10.1.0.1", 80).Port("http").Build())
 
 	m := debug.NewMetrics(reg, nil)
-	h := debug.NewHandler(reg, nil, m, nil)
+	h := debug.NewHandler(reg, nil, nil, m, nil)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	for _, line := range strings.Split(rec.Body.String(), "\n") {

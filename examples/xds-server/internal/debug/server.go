@@ -13,7 +13,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/debughttp"
+	"github.com/meshreg/meshreg/proxyview"
 	"github.com/meshreg/meshreg/registry"
 )
 
@@ -25,25 +26,16 @@ type Source interface {
 	HasSynced() bool
 }
 
-// NewHandler returns the debug server's handler over src, the xDS
-// server's nodes (nil for none) and m (see the package doc for its paths).
-func NewHandler(src Source, nodes Nodes, m *Metrics, log *slog.Logger) http.Handler {
+// NewHandler returns the debug server's handler over src, its proxy
+// view (nil for none), the xDS server's nodes (nil for none) and m (see
+// the package doc for its paths). The registry's pages are the library's
+// debughttp handler, under /debug/registry/.
+func NewHandler(src Source, view *proxyview.View, nodes Nodes, m *Metrics, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /debug/services", func(w http.ResponseWriter, _ *http.Request) {
-		writeValue(w, log, servicesOf(src))
-	})
-	mux.HandleFunc("GET /debug/endpoints", func(w http.ResponseWriter, _ *http.Request) {
-		writeValue(w, log, endpointsOf(src))
-	})
-	mux.HandleFunc("GET /debug/workloads", func(w http.ResponseWriter, _ *http.Request) {
-		writeValue(w, log, registry.NewDump(workloadsOnly{src}).Workloads)
-	})
-	mux.HandleFunc("GET /debug/diagnostics", func(w http.ResponseWriter, _ *http.Request) {
-		writeValue(w, log, registry.NewDump(diagnosticsOnly{src}).Diagnostics)
-	})
+	mux.Handle("/debug/registry/", http.StripPrefix("/debug/registry", debughttp.New(src, debughttp.Options{View: view, Logger: log})))
 	mux.HandleFunc("GET /debug/proxy", serveProxy(nodes, log))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
@@ -86,40 +78,6 @@ func Serve(ctx context.Context, lis net.Listener, h http.Handler, grace time.Dur
 	return nil
 }
 
-// ServiceSummary is a service on /debug/services: the dump's service
-// with the number of its endpoints in place of the list, which
-// /debug/endpoints serves.
-type ServiceSummary struct {
-	registry.DumpService
-	// Endpoints shadows DumpService.Endpoints in JSON.
-	Endpoints int `json:"endpoints"`
-}
-
-func servicesOf(src registry.Discovery) []ServiceSummary {
-	out := []ServiceSummary{}
-	for _, s := range registry.NewDump(noWorkloads{src}).Services {
-		n := len(s.Endpoints)
-		s.Endpoints = nil
-		out = append(out, ServiceSummary{DumpService: s, Endpoints: n})
-	}
-	return out
-}
-
-// ServiceEndpoints is a service's endpoints on /debug/endpoints.
-type ServiceEndpoints struct {
-	Hostname  string                  `json:"hostname"`
-	Namespace string                  `json:"namespace"`
-	Endpoints []registry.DumpEndpoint `json:"endpoints"`
-}
-
-func endpointsOf(src registry.Discovery) []ServiceEndpoints {
-	out := []ServiceEndpoints{}
-	for _, s := range registry.NewDump(noWorkloads{src}).Services {
-		out = append(out, ServiceEndpoints{Hostname: s.Hostname, Namespace: s.Namespace, Endpoints: s.Endpoints})
-	}
-	return out
-}
-
 // writeValue writes v as indented JSON.
 func writeValue(w http.ResponseWriter, log *slog.Logger, v any) {
 	var buf bytes.Buffer
@@ -136,21 +94,3 @@ func writeValue(w http.ResponseWriter, log *slog.Logger, v any) {
 		log.Debug("debug response not written", "err", err)
 	}
 }
-
-// The dump's pieces are built by registry.NewDump over views of the
-// registry that answer only what a page shows, so that no page pays for
-// the queries of another.
-type (
-	// noWorkloads: services with their endpoints.
-	noWorkloads struct{ registry.Discovery }
-	// workloadsOnly and diagnosticsOnly: as named.
-	workloadsOnly   struct{ registry.Discovery }
-	diagnosticsOnly struct{ registry.Discovery }
-)
-
-func (noWorkloads) Workloads() []*model.WorkloadInstance     { return nil }
-func (noWorkloads) Diagnostics() []model.Diagnostic          { return nil }
-func (workloadsOnly) Services() []*model.Service             { return nil }
-func (workloadsOnly) Diagnostics() []model.Diagnostic        { return nil }
-func (diagnosticsOnly) Services() []*model.Service           { return nil }
-func (diagnosticsOnly) Workloads() []*model.WorkloadInstance { return nil }

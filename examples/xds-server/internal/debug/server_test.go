@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshreg/meshreg/debughttp"
 	"github.com/meshreg/meshreg/examples/xds-server/internal/debug"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -38,44 +39,37 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 	return rec.Code, rec.Body.String()
 }
 
+// TestDebugPages: the registry's pages are the library's, under
+// /debug/registry/; the probes and 404s are the server's.
 func TestDebugPages(t *testing.T) {
 	reg := fixture()
-	h := debug.NewHandler(reg, nil, debug.NewMetrics(reg, nil), nil)
+	h := debug.NewHandler(reg, nil, nil, debug.NewMetrics(reg, nil), nil)
 
-	code, body := get(t, h, "/debug/services")
-	var svcs []debug.ServiceSummary
+	code, body := get(t, h, "/debug/registry/services")
+	var svcs debughttp.Page[debughttp.ServiceSummary]
 	if err := json.Unmarshal([]byte(body), &svcs); code != 200 || err != nil {
-		t.Fatalf("/debug/services: %d %v\n%s", code, err, body)
+		t.Fatalf("/debug/registry/services: %d %v\n%s", code, err, body)
 	}
-	if len(svcs) != 1 || svcs[0].Hostname != "echo.default.svc.cluster.local" || svcs[0].Endpoints != 2 || len(svcs[0].Ports) != 1 {
-		t.Errorf("/debug/services = %+v", svcs)
+	if svcs.Total != 1 || svcs.Items[0].Hostname != "echo.default.svc.cluster.local" || svcs.Items[0].Endpoints != 2 {
+		t.Errorf("/debug/registry/services = %+v", svcs)
 	}
 
-	code, body = get(t, h, "/debug/endpoints")
-	var eps []debug.ServiceEndpoints
+	code, body = get(t, h, "/debug/registry/endpoints?service=default/echo.default.svc.cluster.local")
+	var eps debughttp.ServiceEndpoints
 	if err := json.Unmarshal([]byte(body), &eps); code != 200 || err != nil {
-		t.Fatalf("/debug/endpoints: %d %v\n%s", code, err, body)
+		t.Fatalf("/debug/registry/endpoints: %d %v\n%s", code, err, body)
 	}
-	if len(eps) != 1 || len(eps[0].Endpoints) != 2 || eps[0].Endpoints[1].Workload != "default/echo-2" {
-		t.Errorf("/debug/endpoints = %+v", eps)
-	}
-
-	code, body = get(t, h, "/debug/workloads")
-	var ws []registry.DumpWorkload
-	if err := json.Unmarshal([]byte(body), &ws); code != 200 || err != nil {
-		t.Fatalf("/debug/workloads: %d %v\n%s", code, err, body)
-	}
-	if len(ws) != 1 || ws[0].Name != "echo-1" || ws[0].Addresses[0] != "10.0.0.1" {
-		t.Errorf("/debug/workloads = %+v", ws)
+	if eps.Total != 2 || len(eps.Clusters) != 1 || eps.Clusters[0].Endpoints[1].Workload != "default/echo-2" {
+		t.Errorf("/debug/registry/endpoints = %+v", eps)
 	}
 
-	code, body = get(t, h, "/debug/diagnostics")
-	var ds []registry.DumpDiagnostic
+	code, body = get(t, h, "/debug/registry/diagnostics")
+	var ds debughttp.Page[registry.DumpDiagnostic]
 	if err := json.Unmarshal([]byte(body), &ds); code != 200 || err != nil {
-		t.Fatalf("/debug/diagnostics: %d %v\n%s", code, err, body)
+		t.Fatalf("/debug/registry/diagnostics: %d %v\n%s", code, err, body)
 	}
-	if len(ds) != 1 || ds[0].Name != "echo-abc" || ds[0].Severity != "Warning" {
-		t.Errorf("/debug/diagnostics = %+v", ds)
+	if ds.Total != 1 || ds.Items[0].Name != "echo-abc" || ds.Items[0].Severity != "Warning" {
+		t.Errorf("/debug/registry/diagnostics = %+v", ds)
 	}
 
 	if code, _ := get(t, h, "/healthz"); code != 200 {
@@ -88,7 +82,7 @@ func TestDebugPages(t *testing.T) {
 
 func TestReadyzFollowsSync(t *testing.T) {
 	reg := fixture()
-	h := debug.NewHandler(reg, nil, debug.NewMetrics(reg, nil), nil)
+	h := debug.NewHandler(reg, nil, nil, debug.NewMetrics(reg, nil), nil)
 	if code, _ := get(t, h, "/readyz"); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz before sync = %d, want 503", code)
 	}
@@ -117,7 +111,7 @@ func TestMetrics(t *testing.T) {
 	m.ObservePush(3, 2*time.Millisecond)
 	m.ObservePush(1, time.Millisecond)
 	m.AddStreams(1)
-	_, body := get(t, debug.NewHandler(reg, nil, m, nil), "/metrics")
+	_, body := get(t, debug.NewHandler(reg, nil, nil, m, nil), "/metrics")
 	for _, want := range []string{
 		`meshreg_xds_pushes_total 2`,
 		`meshreg_xds_push_changes_total 4`,
@@ -153,7 +147,7 @@ func TestServeStopsOnContext(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		serveErr = debug.Serve(ctx, lis, debug.NewHandler(reg, nil, debug.NewMetrics(reg, nil), nil), time.Second, nil)
+		serveErr = debug.Serve(ctx, lis, debug.NewHandler(reg, nil, nil, debug.NewMetrics(reg, nil), nil), time.Second, nil)
 	}()
 	resp, err := http.Get("http://" + lis.Addr().String() + "/healthz")
 	if err != nil {

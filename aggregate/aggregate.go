@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/meshreg/meshreg/internal/metrics"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -56,7 +57,11 @@ type Controller struct {
 	runCtx context.Context // set while running
 	ran    bool
 	marked bool // the global store was marked synced
-	wg     sync.WaitGroup
+	// metrics is nil unless Options.Metrics is set; started is when Run
+	// started, for the initial sync's metric.
+	metrics *metrics.Registry
+	started time.Time
+	wg      sync.WaitGroup
 
 	// sinks are the members that take other registries' workloads, read
 	// while forwarding without c.mu.
@@ -91,7 +96,7 @@ func New(opts Options) *Controller {
 		mesh = nil
 	}
 	g := newMerger(mesh.AddressGateways())
-	return &Controller{
+	c := &Controller{
 		opts:    opts,
 		mesh:    mesh,
 		meshErr: meshErr,
@@ -100,6 +105,18 @@ func New(opts Options) *Controller {
 		pending: map[model.ShardKey]*member{},
 		scoped:  map[model.ClusterID]*merger{},
 	}
+	m, err := metrics.New(opts.Metrics, "aggregate", "")
+	if err == nil && m != nil {
+		g.st.observe(m)
+		err = m.Watch(metrics.State{Discovery: c, QueueDepths: g.st.queueDepths})
+	}
+	if err != nil {
+		opts.Logger.Error("aggregate metrics not registered", "err", err)
+		m.Unregister()
+		m = nil
+	}
+	c.metrics = m
+	return c
 }
 
 var (
@@ -322,6 +339,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	c.ran = true
 	c.runCtx = ctx
+	c.started = time.Now()
+	defer c.metrics.Unregister()
 	for _, m := range c.allMembers() {
 		c.start(m)
 	}

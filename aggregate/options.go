@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/meshreg/meshreg/model"
 )
 
@@ -45,6 +47,15 @@ type Options struct {
 	// SyncPollInterval is how often a replacement registry's sync is
 	// checked before the registry it replaces is retired. Default: 50ms.
 	SyncPollInterval time.Duration
+
+	// Metrics, when set, receives the aggregate's Prometheus metrics,
+	// labelled registry="aggregate" and cluster="" (the README's
+	// "Operating meshreg" lists them); give each member registry the same
+	// Registerer in its own options for its metrics. The aggregate's are
+	// registered by New and unregistered when Run returns; a Registerer
+	// that refuses them (one of another aggregate) is logged and leaves
+	// the aggregate without metrics. Default: nil, no metrics and no cost.
+	Metrics prometheus.Registerer
 }
 
 // defaults returns o with every unset field given its default.

@@ -272,3 +272,9 @@ func (s *mergedStore) setDiagnostics(owner string, ds []model.Diagnostic) {
 	defer s.mu.Unlock()
 	s.diags.Set(owner, ds)
 }
+
+// observe makes o the observer of the store's notifier (for metrics).
+func (s *mergedStore) observe(o registry.NotifierObserver) { s.notifier.Observe(o) }
+
+// queueDepths returns each subscriber's queue depth.
+func (s *mergedStore) queueDepths() map[uint64]int { return s.notifier.QueueDepths() }

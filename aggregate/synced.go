@@ -37,6 +37,7 @@ func (c *Controller) HasSynced() bool {
 	if !c.marked {
 		c.global.st.markSynced()
 		c.marked = true
+		c.metrics.Synced(time.Since(c.started))
 	}
 	c.mu.Unlock()
 	return c.global.st.HasSynced()

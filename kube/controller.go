@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/meshreg/meshreg/internal/metrics"
 	"github.com/meshreg/meshreg/internal/store"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -40,6 +41,9 @@ type Controller struct {
 	store *store.Store
 	// nsSel selects namespaces; nil selects all.
 	nsSel labels.Selector
+
+	// metrics is nil unless Options.Metrics is set.
+	metrics *metrics.Registry
 
 	informers []informer
 	started   atomic.Bool
@@ -73,6 +77,8 @@ type Controller struct {
 	work endpointWork
 	// spare is the emptied changes the inbox takes in turn.
 	spare changes
+	// runStart is when Run started, for the initial sync's metric.
+	runStart time.Time
 }
 
 var _ registry.Registry = (*Controller)(nil)
@@ -93,20 +99,31 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	st := store.New(model.ShardKey{Provider: model.Kubernetes, Cluster: opts.ClusterID})
+	m, err := metrics.New(opts.Metrics, model.Kubernetes.String(), opts.ClusterID)
+	if err != nil {
+		return nil, fmt.Errorf("kube: %w", err)
+	}
+	if m != nil {
+		st.Observe(m)
+	}
 	c := &Controller{
-		opts:  opts,
-		log:   opts.Logger.With("cluster", string(opts.ClusterID)),
-		store: st,
-		nsSel: sel,
-		in:    newInbox(),
-		cl:    newCluster(),
-		dirty: newDirtySet(),
-		net:   networkEnv{cluster: opts.Network, ranges: newNetworkRanges(opts.NetworkCIDRs)},
-		svcs:  map[types.NamespacedName]*svcState{},
-		spare: newChanges(),
+		metrics: m,
+		opts:    opts,
+		log:     opts.Logger.With("cluster", string(opts.ClusterID)),
+		store:   st,
+		nsSel:   sel,
+		in:      newInbox(),
+		cl:      newCluster(),
+		dirty:   newDirtySet(),
+		net:     networkEnv{cluster: opts.Network, ranges: newNetworkRanges(opts.NetworkCIDRs)},
+		svcs:    map[types.NamespacedName]*svcState{},
+		spare:   newChanges(),
 	}
 	c.network.Store(&c.net.cluster)
 	c.informers = c.newInformers(client)
+	if err := m.Watch(metrics.State{Discovery: c, QueueDepths: st.QueueDepths, Pending: c.pendingEndpoints}); err != nil {
+		return nil, fmt.Errorf("kube: %w", err)
+	}
 	return c, nil
 }
 
@@ -131,6 +148,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("kube: controller already started")
 	}
+	defer c.metrics.Unregister()
+	c.runStart = time.Now()
 	if gc := c.opts.GatewayClient; gc != nil {
 		served, err := gatewayAPIServed(gc)
 		switch {
@@ -178,6 +197,7 @@ func (c *Controller) step() (primedNow bool) {
 	case synced:
 		n := c.prime()
 		c.store.MarkSynced()
+		c.metrics.Synced(time.Since(c.runStart))
 		c.log.Info("initial state converted", "conversions", n)
 		return true
 	case c.primed:

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -259,8 +260,24 @@ func podKey(p *podInfo) types.NamespacedName {
 func pendingDiagnostic(ns string, se *sliceEndpoint, cluster model.ClusterID) model.Diagnostic {
 	return model.Diagnostic{
 		Severity: model.Warning, Kind: "EndpointSlice", Namespace: ns, Name: se.slice, Cluster: cluster,
-		Message: fmt.Sprintf("endpoint %s pending: pod %s is not known yet; withheld until it arrives", se.addresses[0], se.pod),
+		Message: fmt.Sprintf("endpoint %s"+pendingMarker+"pod %s is not known yet; withheld until it arrives", se.addresses[0], se.pod),
 	}
+}
+
+// pendingMarker is in the message of every pending endpoint's diagnostic,
+// and of no other, so that pendingEndpoints can count them.
+const pendingMarker = " pending: "
+
+// pendingEndpoints counts the endpoints withheld until their pod is
+// known, from their diagnostics (for the metrics).
+func (c *Controller) pendingEndpoints() int {
+	n := 0
+	for _, d := range c.store.Diagnostics() {
+		if d.Kind == "EndpointSlice" && strings.Contains(d.Message, pendingMarker) {
+			n++
+		}
+	}
+	return n
 }
 
 // column is the endpoints of one merged endpoint in a memo's eps, one

@@ -66,7 +66,7 @@ func gatewayAPIServed(client gatewayclient.Interface) (bool, error) {
 // newGatewayInformer returns the informer of the cluster's Gateways.
 func (c *Controller) newGatewayInformer(client gatewayclient.Interface) informer {
 	gws := client.GatewayV1().Gateways("")
-	lw := listWatch(client, gws.List, gws.Watch)
+	lw := listWatch(client, gws.List, gws.Watch, c.relists(gatewaysInformer))
 	return newInformer(gatewaysInformer, lw, &gatewayv1.Gateway{}, c.opts.ResyncPeriod, c.stripGateway,
 		handle(c, func(ch *changes) map[types.NamespacedName]*gatewayInfo { return ch.gateways }))
 }

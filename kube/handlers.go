@@ -74,6 +74,9 @@ func (c *Controller) markPodDependents(key types.NamespacedName, addrs ...[]neti
 
 // onService: the service itself changes.
 func (c *Controller) onService(key types.NamespacedName, svc *corev1.Service) {
+	if svc != nil {
+		c.metrics.Applied("Service", lastWrite(&svc.ObjectMeta))
+	}
 	if c.cl.setService(key, svc) || c.meshGateways[key] != nil {
 		c.markGateways()
 	}
@@ -82,6 +85,9 @@ func (c *Controller) onService(key types.NamespacedName, svc *corev1.Service) {
 
 // onSlice: the services owning the slice before and after the change.
 func (c *Controller) onSlice(key types.NamespacedName, s *sliceInfo) {
+	if s != nil {
+		c.metrics.Applied("EndpointSlice", s.writtenTime())
+	}
 	for _, svc := range c.cl.setSlice(key, s) {
 		c.markService(svc)
 	}
@@ -90,6 +96,9 @@ func (c *Controller) onSlice(key types.NamespacedName, s *sliceInfo) {
 // onPod: the pod's workload, and the services whose endpoints named the
 // pod or may take its metadata by one of its old or new IPs.
 func (c *Controller) onPod(key types.NamespacedName, pod *podInfo) {
+	if pod != nil {
+		c.metrics.Applied("Pod", pod.writtenTime())
+	}
 	old := c.cl.setPod(key, pod)
 	if old != nil && old != pod {
 		c.dropPodMemo(old)

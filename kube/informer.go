@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,13 +59,34 @@ func runInformers(ctx context.Context, infs []informer) (wait func()) {
 // kubernetes.Interface, or another generated clientset), with the
 // watch-list semantics client supports, as client-go's generated
 // informers build theirs.
-func listWatch[L runtime.Object](client any, list func(context.Context, metav1.ListOptions) (L, error), watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.ListerWatcher {
+//
+// lists is called for each list the informer makes: a List call, or a
+// watch that starts with the initial state (a watch list); the first is
+// its initial list, any later one a relist.
+func listWatch[L runtime.Object](client any, list func(context.Context, metav1.ListOptions) (L, error), watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error), lists func()) cache.ListerWatcher {
 	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			lists()
 			return list(ctx, opts)
 		},
-		WatchFuncWithContext: watchFn,
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+				lists()
+			}
+			return watchFn(ctx, opts)
+		},
 	}, client)
+}
+
+// relists returns the lists function of an informer's listWatch: it
+// counts every list after the first in the controller's metrics.
+func (c *Controller) relists(informer string) func() {
+	var n atomic.Int64
+	return func() {
+		if n.Add(1) > 1 {
+			c.metrics.Relisted(informer)
+		}
+	}
 }
 
 // The informers' names, by which step finds the lists it prepares the
@@ -82,15 +104,15 @@ func (c *Controller) newInformers(client kubernetes.Interface) []informer {
 	core, disc := client.CoreV1(), client.DiscoveryV1()
 	resync := c.opts.ResyncPeriod
 	return []informer{
-		newInformer(servicesInformer, listWatch(client, core.Services("").List, core.Services("").Watch),
+		newInformer(servicesInformer, listWatch(client, core.Services("").List, core.Services("").Watch, c.relists(servicesInformer)),
 			&corev1.Service{}, resync, stripService, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Service { return ch.services })),
-		newInformer(endpointSlicesInformer, listWatch(client, disc.EndpointSlices("").List, disc.EndpointSlices("").Watch),
+		newInformer(endpointSlicesInformer, listWatch(client, disc.EndpointSlices("").List, disc.EndpointSlices("").Watch, c.relists(endpointSlicesInformer)),
 			&discoveryv1.EndpointSlice{}, resync, stripSlice, handle(c, func(ch *changes) map[types.NamespacedName]*sliceInfo { return ch.slices })),
-		newInformer(podsInformer, listWatch(client, core.Pods("").List, core.Pods("").Watch),
+		newInformer(podsInformer, listWatch(client, core.Pods("").List, core.Pods("").Watch, c.relists(podsInformer)),
 			&corev1.Pod{}, resync, stripPod, handle(c, func(ch *changes) map[types.NamespacedName]*podInfo { return ch.pods })),
-		newInformer(nodesInformer, listWatch(client, core.Nodes().List, core.Nodes().Watch),
+		newInformer(nodesInformer, listWatch(client, core.Nodes().List, core.Nodes().Watch, c.relists(nodesInformer)),
 			&corev1.Node{}, resync, stripNode, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Node { return ch.nodes })),
-		newInformer(namespacesInformer, listWatch(client, core.Namespaces().List, core.Namespaces().Watch),
+		newInformer(namespacesInformer, listWatch(client, core.Namespaces().List, core.Namespaces().Watch, c.relists(namespacesInformer)),
 			&corev1.Namespace{}, resync, stripNamespace, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Namespace { return ch.namespaces })),
 	}
 }

@@ -1,6 +1,8 @@
 package kube
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -17,9 +19,29 @@ type objectMeta struct {
 	name            string
 	resourceVersion string
 	labels          map[string]string
+	// written is the object's last write on the API server, as its
+	// managed fields say (writtenAt); 0 when they say nothing.
+	written int64
 }
 
 var _ metav1.Object = (*objectMeta)(nil)
+
+// writtenTime returns written as a time; zero when unknown.
+func (m *objectMeta) writtenTime() time.Time {
+	if m.written == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, m.written)
+}
+
+// lastWrite returns the time of an object's last write (writtenAt); zero
+// when unknown.
+func lastWrite(m *metav1.ObjectMeta) time.Time {
+	if w := writtenAt(m); w != 0 {
+		return time.Unix(0, w)
+	}
+	return time.Time{}
+}
 
 func (m *objectMeta) GetNamespace() string                        { return m.namespace }
 func (m *objectMeta) SetNamespace(namespace string)               { m.namespace = namespace }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
@@ -32,6 +33,7 @@ func TestOptionsDefaults(t *testing.T) {
 		"GatewayClient":      gatewayclient.Interface(nil),
 		"ConfigCluster":      false,
 		"GatewayNamespaces":  []string(nil),
+		"Metrics":            prometheus.Registerer(nil),
 	}
 	v := reflect.ValueOf(got)
 	for i := range v.NumField() {

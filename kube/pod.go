@@ -51,6 +51,7 @@ func newPodInfo(pod *corev1.Pod) *podInfo {
 			name:            pod.Name,
 			resourceVersion: pod.ResourceVersion,
 			labels:          pod.Labels,
+			written:         writtenAt(&pod.ObjectMeta),
 		},
 		nodeName:       pod.Spec.NodeName,
 		serviceAccount: pod.Spec.ServiceAccountName,

@@ -104,6 +104,7 @@ func newSliceInfo(s *discoveryv1.EndpointSlice) *sliceInfo {
 			namespace:       s.Namespace,
 			name:            s.Name,
 			resourceVersion: s.ResourceVersion,
+			written:         writtenAt(&s.ObjectMeta),
 		},
 		created:     s.CreationTimestamp,
 		service:     sliceService(s.Labels),

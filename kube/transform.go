@@ -1,6 +1,8 @@
 package kube
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,7 +17,8 @@ import (
 // transformed, so transforms are idempotent.
 
 // stripMeta keeps name, namespace, labels, creation time and resource
-// version, and the annotations listed.
+// version, the annotations listed, and of the managed fields one entry
+// that holds the time of the last write (writtenAt), for the lag metric.
 func stripMeta(m *metav1.ObjectMeta, annotations ...string) metav1.ObjectMeta {
 	out := metav1.ObjectMeta{
 		Name:              m.Name,
@@ -23,6 +26,10 @@ func stripMeta(m *metav1.ObjectMeta, annotations ...string) metav1.ObjectMeta {
 		Labels:            m.Labels,
 		CreationTimestamp: m.CreationTimestamp,
 		ResourceVersion:   m.ResourceVersion,
+	}
+	if w := writtenAt(m); w != 0 {
+		t := metav1.NewTime(time.Unix(0, w))
+		out.ManagedFields = []metav1.ManagedFieldsEntry{{Time: &t}}
 	}
 	for _, k := range annotations {
 		if v, ok := m.Annotations[k]; ok {
@@ -33,6 +40,20 @@ func stripMeta(m *metav1.ObjectMeta, annotations ...string) metav1.ObjectMeta {
 		}
 	}
 	return out
+}
+
+// writtenAt returns the time of an object's last write, in Unix
+// nanoseconds: the latest time of its managed fields, which the API
+// server sets on each write by a field manager; 0 when there are none
+// (objects of fake clientsets, or of servers that track no fields).
+func writtenAt(m *metav1.ObjectMeta) int64 {
+	var w int64
+	for _, f := range m.ManagedFields {
+		if f.Time != nil {
+			w = max(w, f.Time.UnixNano())
+		}
+	}
+	return w
 }
 
 // stripService keeps what convertService reads.

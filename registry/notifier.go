@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Notifier is a set of handlers and the queues that feed them: the piece
@@ -31,10 +32,51 @@ type Notifier struct {
 	subs atomic.Pointer[[]*subscription]
 	// seq numbers the events notified so far.
 	seq uint64
+	// observer, when set (Observe), is told of what the notifier does.
+	observer NotifierObserver
+	// nextID numbers the subscriptions, for QueueDepths.
+	nextID uint64
+}
+
+// NotifierObserver is told of a Notifier's work, for metrics. Its methods
+// are called from Notify and from the subscriptions' goroutines,
+// concurrently, and must be quick.
+type NotifierObserver interface {
+	// Notified is called for each event notified, with its kind.
+	Notified(kind EventKinds)
+	// Waited is called before a handler is called with an event, with
+	// how long the event waited in the subscription's queue.
+	Waited(d time.Duration)
+}
+
+// Observe makes o the notifier's observer. Call it before the notifier
+// is used; nil turns observing off.
+func (n *Notifier) Observe(o NotifierObserver) {
+	n.mu.Lock()
+	n.observer = o
+	n.mu.Unlock()
+}
+
+// QueueDepths returns, for each current subscription by the number it
+// was given when it subscribed, the events queued for it and not yet
+// handled (the one being handled included).
+func (n *Notifier) QueueDepths() map[uint64]int {
+	out := map[uint64]int{}
+	if subs := n.subs.Load(); subs != nil {
+		for _, s := range *subs {
+			out[s.id] = int(s.depth.Load())
+		}
+	}
+	return out
 }
 
 type subscription struct {
-	h Handler
+	id uint64
+	h  Handler
+	// observer is the notifier's, when set.
+	observer NotifierObserver
+	// depth counts the events queued and not yet handled.
+	depth atomic.Int64
 	// kinds is what h takes (Selective); other events are not queued.
 	kinds EventKinds
 
@@ -58,6 +100,8 @@ type subscription struct {
 type queued struct {
 	ev  Event
 	seq uint64
+	// at is when the event was queued, with an observer; zero otherwise.
+	at time.Time
 }
 
 // Subscribe adds h to the set. The initial events are queued for h first,
@@ -68,6 +112,8 @@ type queued struct {
 func (n *Notifier) Subscribe(h Handler, initial []Event) (unsubscribe func()) {
 	s := &subscription{h: h, kinds: kindsOf(h)}
 	n.mu.Lock()
+	n.nextID++
+	s.id, s.observer = n.nextID, n.observer
 	s.done.Store(n.seq)
 	s.pushed.Store(n.seq)
 	if len(initial) > 0 {
@@ -76,9 +122,13 @@ func (n *Notifier) Subscribe(h Handler, initial []Event) (unsubscribe func()) {
 		// from now on: a later mark is not Delivered until this handler
 		// has its initial state, an earlier one does not wait for it.
 		n.seq++
+		var at time.Time
+		if n.observer != nil {
+			at = time.Now()
+		}
 		for _, ev := range initial {
 			if s.kinds&kindOf(ev) != 0 {
-				s.push(queued{ev: ev, seq: n.seq})
+				s.push(queued{ev: ev, seq: n.seq, at: at})
 			}
 		}
 	}
@@ -117,8 +167,12 @@ func (n *Notifier) Notify(ev Event) {
 	defer n.mu.Unlock()
 	n.seq++
 	q := queued{ev: ev, seq: n.seq}
+	kind := kindOf(ev)
+	if n.observer != nil {
+		q.at = time.Now()
+		n.observer.Notified(kind)
+	}
 	if subs := n.subs.Load(); subs != nil {
-		kind := kindOf(ev)
 		for _, s := range *subs {
 			if s.kinds&kind != 0 {
 				s.push(q)
@@ -169,6 +223,7 @@ func (s *subscription) push(q queued) {
 		return
 	}
 	s.queue = append(s.queue, q)
+	s.depth.Add(1)
 	s.pushed.Store(q.seq)
 	if !s.running {
 		s.running = true
@@ -205,7 +260,13 @@ func (s *subscription) drain() {
 			if q.seq-1 > s.done.Load() {
 				s.done.Store(q.seq - 1)
 			}
+			if s.observer != nil {
+				s.observer.Waited(time.Since(q.at))
+			}
 			q.ev.Deliver(s.h)
+			if !s.closed.Load() {
+				s.depth.Add(-1)
+			}
 			s.done.Store(q.seq)
 		}
 		clear(batch) // the events go with the batch
@@ -217,5 +278,6 @@ func (s *subscription) close() {
 	s.mu.Lock()
 	s.closed.Store(true)
 	s.queue = nil
+	s.depth.Store(0)
 	s.mu.Unlock()
 }

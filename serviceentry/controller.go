@@ -3,6 +3,7 @@ package serviceentry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 
 	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
 
+	"github.com/meshreg/meshreg/internal/metrics"
 	"github.com/meshreg/meshreg/internal/store"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -36,8 +38,10 @@ type Controller struct {
 	// store holds the registry's state: the worker writes it, the
 	// queries and subscriptions read it (queries.go).
 	store *store.Store
-	state *state    // owned by the worker goroutine
-	nsf   *nsFilter // owned by the worker goroutine
+	// metrics is nil unless Options.Metrics is set.
+	metrics *metrics.Registry
+	state   *state    // owned by the worker goroutine
+	nsf     *nsFilter // owned by the worker goroutine
 	// nsTraffic holds each namespace's traffic distribution annotation
 	// as its entries were last converted with it; owned by the worker
 	// goroutine.
@@ -71,7 +75,15 @@ func New(src Source, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	st := store.New(model.ShardKey{Provider: model.External, Cluster: opts.ClusterID})
-	return &Controller{
+	m, err := metrics.New(opts.Metrics, model.External.String(), opts.ClusterID)
+	if err != nil {
+		return nil, fmt.Errorf("serviceentry: %w", err)
+	}
+	if m != nil {
+		st.Observe(m)
+	}
+	c := &Controller{
+		metrics:   m,
 		opts:      opts,
 		src:       src,
 		store:     st,
@@ -81,7 +93,11 @@ func New(src Source, opts Options) (*Controller, error) {
 		pending:   map[Ref]struct{}{},
 		pods:      map[model.WorkloadKey]podChange{},
 		wake:      make(chan struct{}, 1),
-	}, nil
+	}
+	if err := m.Watch(metrics.State{Discovery: c, QueueDepths: st.QueueDepths}); err != nil {
+		return nil, fmt.Errorf("serviceentry: %w", err)
+	}
+	return c, nil
 }
 
 // Provider returns model.External.
@@ -134,6 +150,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !c.ran.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
 	}
+	defer c.metrics.Unregister()
+	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -149,6 +167,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	c.initialSync()
 	c.store.MarkSynced()
+	c.metrics.Synced(time.Since(start))
 	c.opts.Logger.Info("ServiceEntry registry synced", "cluster", c.opts.ClusterID)
 
 	for {

@@ -3,6 +3,7 @@ package serviceentry
 import (
 	"log/slog"
 
+	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshreg/meshreg/model"
@@ -39,6 +40,11 @@ type Options struct {
 	NamespaceSelector *metav1.LabelSelector
 	// Logger receives the controller's logs. Default: a silent logger.
 	Logger *slog.Logger
+	// Metrics, when set, receives the controller's Prometheus metrics,
+	// labelled registry="External" and cluster (the README's "Operating
+	// meshreg" lists them), from New until Run returns. Default: nil, no
+	// metrics and no cost.
+	Metrics prometheus.Registerer
 }
 
 // defaults returns o with every unset field set to its default.
@@ -53,6 +59,7 @@ func (o Options) defaults() Options {
 		o.DomainSuffix = model.DefaultDomainSuffix
 	}
 	// NamespaceSelector: nil means every namespace.
+	// Metrics: nil means none.
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

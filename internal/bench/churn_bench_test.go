@@ -44,7 +44,7 @@ func BenchmarkChurnLarge(b *testing.B) {
 	if !ok {
 		b.Fatalf("-churn.preset: unknown preset %q", *churnPreset)
 	}
-	names := append(slices.Clone(Systems), FloorNotify)
+	names := append(slices.Clone(Systems), FloorNotify, AggregateMetrics)
 	if !*churnDeliver {
 		names = append([]string{writesAlone}, names...)
 	}

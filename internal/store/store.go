@@ -240,3 +240,11 @@ func (s *Store) SetNetworkGateways(gws []model.NetworkGateway) {
 	s.gateways = gws
 	s.notifier.Notify(registry.NetworkGatewaysEvent{Gateways: gws})
 }
+
+// Observe makes o the observer of the store's notifier (for metrics).
+// Call it before the store is used.
+func (s *Store) Observe(o registry.NotifierObserver) { s.notifier.Observe(o) }
+
+// QueueDepths returns each subscriber's queue depth (see
+// registry.Notifier.QueueDepths).
+func (s *Store) QueueDepths() map[uint64]int { return s.notifier.QueueDepths() }

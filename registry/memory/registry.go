@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/meshreg/meshreg/internal/metrics"
 	"github.com/meshreg/meshreg/internal/store"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -31,6 +35,13 @@ type Options struct {
 	// Provider is the kind of registry to imitate: model.Kubernetes or
 	// model.External. Default: model.Kubernetes.
 	Provider model.Provider
+	// Metrics, when set, receives the registry's Prometheus metrics,
+	// labelled with its provider and cluster, as a kube or serviceentry
+	// controller's: events published, subscribers' queues, sizes,
+	// diagnostics, the initial sync. A Registerer that refuses them
+	// leaves the registry without metrics, and a diagnostic says why.
+	// Default: nil, none.
+	Metrics prometheus.Registerer
 }
 
 // withDefaults returns o with every unset field set to its default.
@@ -41,6 +52,7 @@ func (o Options) withDefaults() Options {
 	if o.Provider == 0 {
 		o.Provider = model.Kubernetes
 	}
+	// Metrics: nil means none.
 	return o
 }
 
@@ -57,6 +69,8 @@ type Registry struct {
 	// calling a handler (the store does not call handlers).
 	writeMu sync.Mutex
 
+	// metrics is nil unless Options.Metrics is set.
+	metrics *metrics.Registry
 	// mu guards diags and ran.
 	mu    sync.Mutex
 	diags []model.Diagnostic
@@ -72,7 +86,20 @@ const diagnosticsOwner = "memory"
 // New returns an empty registry.
 func New(opts Options) *Registry {
 	opts = opts.withDefaults()
-	return &Registry{store: store.New(model.ShardKey{Provider: opts.Provider, Cluster: opts.Cluster}), opts: opts}
+	r := &Registry{store: store.New(model.ShardKey{Provider: opts.Provider, Cluster: opts.Cluster}), opts: opts}
+	m, err := metrics.New(opts.Metrics, opts.Provider.String(), opts.Cluster)
+	if err == nil && m != nil {
+		r.store.Observe(m)
+		err = m.Watch(metrics.State{Discovery: r, QueueDepths: r.store.QueueDepths})
+	}
+	if err != nil {
+		m.Unregister()
+		r.AddDiagnostic(model.Diagnostic{Severity: model.Warning, Kind: "Registry", Cluster: opts.Cluster,
+			Message: "metrics not registered: " + err.Error()})
+		m = nil
+	}
+	r.metrics = m
+	return r
 }
 
 // Provider returns the registry's provider.
@@ -98,7 +125,10 @@ func (r *Registry) Run(ctx context.Context) error {
 	if ran {
 		return fmt.Errorf("%s: %w", r, ErrAlreadyRun)
 	}
+	defer r.metrics.Unregister()
+	start := time.Now()
 	r.store.MarkSynced()
+	r.metrics.Synced(time.Since(start))
 	<-ctx.Done()
 	return nil
 }

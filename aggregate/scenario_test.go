@@ -23,7 +23,8 @@ var update = flag.Bool("update", false, "rewrite the want.json goldens of the ag
 // TestScenarios runs every testdata/scenarios/agg-* scenario through the
 // aggregate, built exactly as the examples build it: one manifest cluster
 // per cluster-<ID>.yaml (the first by name is the config cluster, whose
-// ServiceEntries and WorkloadEntries are read), with the scenario's
+// ServiceEntries are read; WorkloadEntries are read from every cluster),
+// with the scenario's
 // mesh-networks.yaml as Options.MeshNetworks when it has one, run until
 // synced. When the scenario has a remove.txt, the clusters it lists (one per line) are then
 // removed. The dump must equal want.json. Run with -update to rewrite the

@@ -38,9 +38,12 @@
 //
 // A kube.Controller watches one cluster; a serviceentry.Controller reads
 // ServiceEntries and WorkloadEntries from a cluster, from files or from
-// code. Pods cross to the serviceentry side so that ServiceEntry
-// workloadSelectors select them, and WorkloadEntries cross to the kube side
-// so that Service selectors select them. The aggregate.Controller holds
+// code, or, as Istio reads WorkloadEntries from every cluster, a remote
+// cluster's WorkloadEntries alone (kube/multicluster adds one per cluster
+// of its Secrets). Pods cross to the serviceentry side so that
+// ServiceEntry workloadSelectors select them, and WorkloadEntries cross to
+// the kube side of their own cluster so that Service selectors select
+// them, and to the ServiceEntries. The aggregate.Controller holds
 // registries that are added and removed at run time and answers for all of
 // them: one Service per hostname with each cluster's VIPs, and endpoints
 // kept per shard (provider, cluster).

@@ -440,8 +440,8 @@ func TestWorkloadsCrossBetweenRegistries(t *testing.T) {
 		se.workload(model.KindWorkloadEntry, "vm-no-net", "ns", "192.168.0.2", "")
 
 		// A policy: workloads on a network stay in their own cluster.
-		agg := New(Options{ShareWorkload: func(w *model.WorkloadInstance, to model.ClusterID) bool {
-			return w.Endpoint.Network == "" || w.Endpoint.Cluster == to
+		agg := New(Options{ShareWorkload: func(w *model.WorkloadInstance, to model.ShardKey) bool {
+			return w.Endpoint.Network == "" || w.Endpoint.Cluster == to.Cluster
 		}})
 		_ = agg.Add(kubeA)
 		_ = agg.Add(se)

@@ -22,9 +22,13 @@
 //   - workloads are kept by cluster, kind, namespace and name, and handed
 //     to the registries that select other registries' workloads (see
 //     WorkloadHandler), so Pods of every cluster reach ServiceEntry
-//     selectors and WorkloadEntries reach the Kubernetes Service
-//     selectors of their own cluster, as in Istio (Options.ShareWorkload
-//     decides; ShareAcrossClusters shares entries with every cluster).
+//     selectors, and WorkloadEntries reach the Kubernetes Service
+//     selectors of their own cluster and the ServiceEntry selectors of
+//     every cluster, as in Istio (Options.ShareWorkload decides;
+//     ShareAcrossClusters shares entries with every cluster's Services
+//     too). A remote cluster's WorkloadEntries come from a serviceentry
+//     registry in WorkloadEntriesOnly mode under that cluster's ID, which
+//     kube/multicluster adds with the cluster's kube registry.
 //
 // The merged state depends on the registries' objects only, never on the
 // order registries were added or their events arrived.

@@ -23,15 +23,18 @@ type Options struct {
 
 	// ShareWorkload decides whether a workload instance of one registry
 	// is handed to another registry's selectors: Pods to ServiceEntry
-	// workloadSelectors, WorkloadEntries to Kubernetes Service selectors.
-	// to is the receiving registry's cluster. Receivers apply their own
-	// rules too: a kube controller selects a WorkloadEntry of another
-	// cluster only when it is on no network or on the cluster's own.
-	// Default: nil, ShareWithinCluster (as Istio: Pods of every cluster
-	// reach ServiceEntries, WorkloadEntries only the Services of their own
-	// cluster). ShareAcrossClusters hands WorkloadEntries to every
-	// cluster's Services too.
-	ShareWorkload func(w *model.WorkloadInstance, to model.ClusterID) bool
+	// workloadSelectors, WorkloadEntries to Kubernetes Service selectors
+	// and to other ServiceEntry registries' workloadSelectors. to is the
+	// receiving registry's provider and cluster. Receivers apply their
+	// own rules too: a kube controller selects a WorkloadEntry of another
+	// cluster only when it is on no network or on the cluster's own, and
+	// a serviceentry controller takes only WorkloadEntries addressed by
+	// IP. Default: nil, ShareWithinCluster (as Istio: Pods of every
+	// cluster reach ServiceEntries; WorkloadEntries reach the Services of
+	// their own cluster and every ServiceEntry registry).
+	// ShareAcrossClusters hands WorkloadEntries to every cluster's
+	// Services too.
+	ShareWorkload func(w *model.WorkloadInstance, to model.ShardKey) bool
 
 	// MeshNetworks is Istio's meshNetworks: the gateways it gives by
 	// address join every registry's (NetworkGateways), and it is handed
@@ -73,14 +76,25 @@ func (o Options) defaults() Options {
 	return o
 }
 
-// ShareWithinCluster is the default Options.ShareWorkload, Istio's rule:
-// every Pod is shared, so that ServiceEntry workloadSelectors select the
-// Pods of every cluster, and a WorkloadEntry only with the registries of
-// its own cluster (the config cluster's, for the entries of a
-// serviceentry controller reporting under the config cluster's ID), so
-// that a VM counts once, in the Services of that cluster.
-func ShareWithinCluster(w *model.WorkloadInstance, to model.ClusterID) bool {
-	return w.Kind != model.KindWorkloadEntry || w.Endpoint.Cluster == to
+// ShareWithinCluster is the default Options.ShareWorkload, Istio's rule
+// (pilot/pkg/serviceregistry/kube/controller/multicluster.go, with its
+// defaults):
+//
+//   - every Pod is shared, so that ServiceEntry workloadSelectors select
+//     the Pods of every cluster (PILOT_ENABLE_SERVICEENTRY_SELECT_PODS);
+//   - a WorkloadEntry is shared with the Kubernetes registries of its own
+//     cluster only, so that a VM counts once, in the Services of that
+//     cluster (PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES): the config
+//     cluster's for the entries of the config cluster's serviceentry
+//     controller, a remote cluster's for the entries of its
+//     WorkloadEntriesOnly registry;
+//   - and with every ServiceEntry registry (provider External), so that
+//     the config cluster's ServiceEntries select a remote cluster's
+//     WorkloadEntries of their namespace
+//     (PILOT_ENABLE_CROSS_CLUSTER_WORKLOAD_ENTRY). A WorkloadEntriesOnly
+//     registry takes none of it.
+func ShareWithinCluster(w *model.WorkloadInstance, to model.ShardKey) bool {
+	return w.Kind != model.KindWorkloadEntry || w.Endpoint.Cluster == to.Cluster || to.Provider == model.External
 }
 
 // ShareAcrossClusters is an Options.ShareWorkload that shares every
@@ -88,4 +102,4 @@ func ShareWithinCluster(w *model.WorkloadInstance, to model.ClusterID) bool {
 // of every cluster (whose kube controllers still select only the entries
 // they can reach directly, see kube.Controller.HandleWorkload), and each
 // cluster's shard of a Service lists the entries it selects.
-func ShareAcrossClusters(*model.WorkloadInstance, model.ClusterID) bool { return true }
+func ShareAcrossClusters(*model.WorkloadInstance, model.ShardKey) bool { return true }

@@ -23,10 +23,12 @@ var update = flag.Bool("update", false, "rewrite the want.json goldens of the ag
 // TestScenarios runs every testdata/scenarios/agg-* scenario through the
 // aggregate, built exactly as the examples build it: one manifest cluster
 // per cluster-<ID>.yaml (the first by name is the config cluster, whose
-// ServiceEntries and WorkloadEntries are read), with the scenario's
+// ServiceEntries are read; WorkloadEntries are read from every cluster),
+// with the scenario's
 // mesh-networks.yaml as Options.MeshNetworks when it has one, run until
-// synced. When the scenario has a remove.txt, the clusters it lists (one per line) are then
-// removed. The dump must equal want.json. Run with -update to rewrite the
+// synced. When the scenario has a remove.txt, the clusters it lists (one
+// per line) are then removed, every registry of theirs, and the remaining
+// registries settle. The dump must equal want.json. Run with -update to rewrite the
 // goldens, then read every changed one: a golden is right only if it says
 // what the scenario's comments say should happen.
 func TestScenarios(t *testing.T) {
@@ -94,6 +96,10 @@ func runScenario(t *testing.T, dir string) []byte {
 				_ = built.Aggregate.Remove(p, model.ClusterID(id))
 			}
 		}
+		// A removal hands the deletes of the cluster's workloads to the
+		// registries that selected them, which apply them on their own
+		// goroutines.
+		waitSettled(t, built.Aggregate)
 	}
 	var out bytes.Buffer
 	if err := registry.WriteJSON(&out, built.Discovery); err != nil {
@@ -110,5 +116,21 @@ func waitSynced(t *testing.T, r interface{ HasSynced() bool }) {
 			t.Fatal("aggregate did not sync")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitSettled waits until every registry of the aggregate has applied
+// what it was handed (aggregate.Settler).
+func waitSettled(t *testing.T, agg *aggregate.Controller) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for _, r := range agg.Registries() {
+		s, ok := r.(aggregate.Settler)
+		for ok && !s.Settled() {
+			if time.Now().After(deadline) {
+				t.Fatalf("registry %s/%s did not settle", r.Provider(), r.Cluster())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 }

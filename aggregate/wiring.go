@@ -10,8 +10,10 @@ import (
 // The aggregate wires registries to each other: every workload event of a
 // registry is handed, in order, to every other registry that implements
 // WorkloadHandler, when Options.ShareWorkload allows. Pods so reach
-// ServiceEntry workloadSelectors and WorkloadEntries reach Kubernetes
-// Service selectors without glue in the user's code.
+// ServiceEntry workloadSelectors, and WorkloadEntries (a remote cluster's
+// too, from its WorkloadEntriesOnly serviceentry registry) reach the
+// Kubernetes Service selectors of their cluster and ServiceEntry
+// workloadSelectors, without glue in the user's code.
 //
 // Forwarding happens in the global merger's handler, under its lock, so
 // the workloads handed to the sinks are always exactly the global store's:
@@ -20,10 +22,10 @@ import (
 
 // WorkloadHandler is implemented by registries whose selectors select the
 // workloads of other registries: the kube controller (WorkloadEntries for
-// its Services) and the serviceentry controller (Pods for its
-// workloadSelectors). The aggregate hands such a registry every other
-// registry's workload events, filtered by Options.ShareWorkload. A handler
-// ignores the kinds it does not select.
+// its Services) and the serviceentry controller (Pods and other clusters'
+// WorkloadEntries for its workloadSelectors). The aggregate hands such a
+// registry every other registry's workload events, filtered by
+// Options.ShareWorkload. A handler ignores the kinds it does not select.
 type WorkloadHandler interface {
 	HandleWorkload(registry.WorkloadEvent)
 }
@@ -48,7 +50,7 @@ func (c *Controller) forward(from *member, ev registry.WorkloadEvent) {
 func (c *Controller) handTo(s *member, ev registry.WorkloadEvent) {
 	h := s.reg.(WorkloadHandler)
 	share := func(w *model.WorkloadInstance) bool {
-		return w != nil && c.opts.ShareWorkload(w, s.shard.Cluster)
+		return w != nil && c.opts.ShareWorkload(w, s.shard)
 	}
 	prev, cur := share(ev.Previous), share(ev.Current)
 	if prev || cur {

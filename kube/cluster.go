@@ -42,9 +42,10 @@ type cluster struct {
 	// gatewayAPI are the network gateways of each Gateway API Gateway
 	// that declares some.
 	gatewayAPI map[types.NamespacedName][]model.NetworkGateway
-	// entries are the WorkloadEntry instances handed in, by namespace
-	// and name.
-	entries map[string]map[string]*model.WorkloadInstance
+	// entries are the WorkloadEntry instances handed in, by namespace,
+	// then by key (the cluster's and, under aggregate.ShareAcrossClusters,
+	// other clusters' entries, which may share a namespace and name).
+	entries map[string]map[model.WorkloadKey]*model.WorkloadInstance
 
 	// graph indexes the slices by the pods and addresses their
 	// endpoints take metadata from.
@@ -64,7 +65,7 @@ func newCluster() *cluster {
 		gatewaySvcs:  set[types.NamespacedName]{},
 		gatewayNodes: map[string]gatewayNode{},
 		gatewayAPI:   map[types.NamespacedName][]model.NetworkGateway{},
-		entries:      map[string]map[string]*model.WorkloadInstance{},
+		entries:      map[string]map[model.WorkloadKey]*model.WorkloadInstance{},
 		graph:        newGraph(),
 	}
 }
@@ -204,12 +205,12 @@ func (cl *cluster) setNode(name string, node *corev1.Node) (locality, gateway bo
 
 // setEntry stores (we != nil) or removes a WorkloadEntry instance, and
 // returns the one it replaced.
-func (cl *cluster) setEntry(key types.NamespacedName, we *model.WorkloadInstance) (old *model.WorkloadInstance) {
+func (cl *cluster) setEntry(key model.WorkloadKey, we *model.WorkloadInstance) (old *model.WorkloadInstance) {
 	m := cl.entries[key.Namespace]
-	old = m[key.Name]
+	old = m[key]
 	if we == nil {
 		if m != nil {
-			delete(m, key.Name)
+			delete(m, key)
 			if len(m) == 0 {
 				delete(cl.entries, key.Namespace)
 			}
@@ -217,9 +218,9 @@ func (cl *cluster) setEntry(key types.NamespacedName, we *model.WorkloadInstance
 		return old
 	}
 	if m == nil {
-		m = map[string]*model.WorkloadInstance{}
+		m = map[model.WorkloadKey]*model.WorkloadInstance{}
 		cl.entries[key.Namespace] = m
 	}
-	m[key.Name] = we
+	m[key] = we
 	return old
 }

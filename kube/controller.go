@@ -248,7 +248,7 @@ func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
 	if w == nil || w.Kind != model.KindWorkloadEntry {
 		return
 	}
-	key := types.NamespacedName{Namespace: w.Namespace, Name: w.Name}
+	key := w.Key() // by cluster too: entries of two clusters may share a name
 	cur := ev.Current
 	if ev.Type == model.EventDelete {
 		cur = nil

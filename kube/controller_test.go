@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -287,6 +288,40 @@ func TestControllerWorkloadEntries(t *testing.T) {
 	waitFor(t, "the delete applied", c.Settled)
 	if n := len(c.Endpoints(skey("default", "a"), registry.EndpointQuery{})); n != 0 {
 		t.Errorf("deleted entry still selected: %d", n)
+	}
+}
+
+// Two clusters' WorkloadEntries of one namespace and name (as
+// aggregate.ShareAcrossClusters hands them to every cluster's Services,
+// from a remote cluster's WorkloadEntry registry and the config
+// cluster's) are two entries: each selected, and deleting one keeps the
+// other.
+func TestControllerWorkloadEntriesOfTwoClusters(t *testing.T) {
+	f := newFakeCluster(svcObj("default", "a", "10.96.0.1", map[string]string{"app": "a"}, svcPort("http", 80)))
+	c := startController(t, f, Options{ClusterID: "c1"})
+	vm := func(cluster model.ClusterID, ip string) *model.WorkloadInstance {
+		return &model.WorkloadInstance{Kind: model.KindWorkloadEntry, Namespace: "default", Name: "vm",
+			Endpoint: model.Endpoint{Addresses: []netip.Addr{netip.MustParseAddr(ip)}, Labels: map[string]string{"app": "a"}, Cluster: cluster}}
+	}
+	east, west := vm("east", "192.168.0.1"), vm("west", "192.168.0.2")
+	c.HandleWorkload(registry.WorkloadEvent{Type: model.EventAdd, Current: east})
+	c.HandleWorkload(registry.WorkloadEvent{Type: model.EventAdd, Current: west})
+	waitFor(t, "the entries applied", c.Settled)
+	addrs := func() []string {
+		var out []string
+		for _, ep := range c.Endpoints(skey("default", "a"), registry.EndpointQuery{}) {
+			out = append(out, ep.Address())
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := addrs(); !slices.Equal(got, []string{"192.168.0.1", "192.168.0.2"}) {
+		t.Fatalf("endpoints = %v, want both clusters' entries", got)
+	}
+	c.HandleWorkload(registry.WorkloadEvent{Type: model.EventDelete, Previous: east})
+	waitFor(t, "the delete applied", c.Settled)
+	if got := addrs(); !slices.Equal(got, []string{"192.168.0.2"}) {
+		t.Errorf("endpoints = %v after east's entry went, want west's", got)
 	}
 }
 

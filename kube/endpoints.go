@@ -103,7 +103,7 @@ type endpointEnv interface {
 	changed(pod types.NamespacedName) bool
 	none() bool
 	// entries returns the WorkloadEntry instances of a namespace.
-	entries(ns string) map[string]*model.WorkloadInstance
+	entries(ns string) map[model.WorkloadKey]*model.WorkloadInstance
 	// entryReachable reports whether the cluster's clients reach a
 	// WorkloadEntry directly.
 	entryReachable(we *model.WorkloadInstance) bool
@@ -371,15 +371,16 @@ func sameAddresses(a, b []netip.Addr) bool {
 }
 
 // entryEndpoints returns the endpoints of the WorkloadEntries a service
-// selects, by entry name, taking from prev those that did not change.
+// selects, in the order of their keys (by cluster, then name), taking
+// from prev those that did not change.
 func entryEndpoints(ns string, svc *model.Service, env endpointEnv, prev []*model.Endpoint) []*model.Endpoint {
 	entries := env.entries(ns)
 	if len(entries) == 0 {
 		return nil
 	}
 	var out []*model.Endpoint
-	for _, name := range slices.Sorted(maps.Keys(entries)) {
-		we := entries[name]
+	for _, key := range slices.SortedFunc(maps.Keys(entries), model.WorkloadKey.Compare) {
+		we := entries[key]
 		if !workloadEntrySelected(svc, we) || !env.entryReachable(we) {
 			continue
 		}

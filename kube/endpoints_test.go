@@ -55,11 +55,11 @@ func (e *testEnv) podMeta(p *podInfo) *model.Endpoint { return e.metas[p] }
 func (e *testEnv) anonymous(addrs []netip.Addr, node string) model.Endpoint {
 	return anonymousEndpoint(addrs, node, podEnv{cluster: "c1"})
 }
-func (e *testEnv) changed(pod types.NamespacedName) bool             { _, ok := e.changes[pod]; return ok }
-func (e *testEnv) none() bool                                        { return len(e.changes) == 0 }
-func (e *testEnv) entries(string) map[string]*model.WorkloadInstance { return nil }
-func (e *testEnv) entryReachable(*model.WorkloadInstance) bool       { return true }
-func (e *testEnv) cluster() model.ClusterID                          { return "c1" }
+func (e *testEnv) changed(pod types.NamespacedName) bool                        { _, ok := e.changes[pod]; return ok }
+func (e *testEnv) none() bool                                                   { return len(e.changes) == 0 }
+func (e *testEnv) entries(string) map[model.WorkloadKey]*model.WorkloadInstance { return nil }
+func (e *testEnv) entryReachable(*model.WorkloadInstance) bool                  { return true }
+func (e *testEnv) cluster() model.ClusterID                                     { return "c1" }
 
 // compute runs serviceEndpoints for svc over slices, from prev.
 func compute(t *testing.T, svc *corev1.Service, env endpointEnv, prev *endpointMemo, in ...*discoveryv1.EndpointSlice) ([]*model.Endpoint, []model.Diagnostic, endpointMemo) {

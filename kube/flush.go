@@ -248,7 +248,9 @@ func (v clusterView) changed(pod types.NamespacedName) bool {
 
 func (v clusterView) none() bool { return len(v.changedPods) == 0 }
 
-func (v clusterView) entries(ns string) map[string]*model.WorkloadInstance { return v.c.cl.entries[ns] }
+func (v clusterView) entries(ns string) map[model.WorkloadKey]*model.WorkloadInstance {
+	return v.c.cl.entries[ns]
+}
 
 func (v clusterView) entryReachable(we *model.WorkloadInstance) bool {
 	return workloadEntryReachable(we, v.c.opts.ClusterID, v.c.net.cluster)

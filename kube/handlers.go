@@ -159,7 +159,7 @@ func (c *Controller) onNamespace(key types.NamespacedName, ns *corev1.Namespace)
 
 // onEntry: the services of the entry's namespace whose selectors match
 // it, before or after.
-func (c *Controller) onEntry(key types.NamespacedName, we *model.WorkloadInstance) {
+func (c *Controller) onEntry(key model.WorkloadKey, we *model.WorkloadInstance) {
 	old := c.cl.setEntry(key, we)
 	for name := range c.cl.servicesByNS[key.Namespace] {
 		svcKey := types.NamespacedName{Namespace: key.Namespace, Name: name}

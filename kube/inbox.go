@@ -33,7 +33,7 @@ type changes struct {
 	pods       map[types.NamespacedName]*podInfo
 	nodes      map[types.NamespacedName]*corev1.Node
 	namespaces map[types.NamespacedName]*corev1.Namespace
-	entries    map[types.NamespacedName]*model.WorkloadInstance
+	entries    map[model.WorkloadKey]*model.WorkloadInstance
 	gateways   map[types.NamespacedName]*gatewayInfo
 	// mesh is the latest SetMeshNetworks, nil when none is pending.
 	mesh *meshChange
@@ -46,7 +46,7 @@ func newChanges() changes {
 		pods:       map[types.NamespacedName]*podInfo{},
 		nodes:      map[types.NamespacedName]*corev1.Node{},
 		namespaces: map[types.NamespacedName]*corev1.Namespace{},
-		entries:    map[types.NamespacedName]*model.WorkloadInstance{},
+		entries:    map[model.WorkloadKey]*model.WorkloadInstance{},
 		gateways:   map[types.NamespacedName]*gatewayInfo{},
 	}
 }
@@ -115,9 +115,9 @@ func emptied(ch changes) changes {
 	return ch
 }
 
-func emptiedMap[V any](m map[types.NamespacedName]V) map[types.NamespacedName]V {
+func emptiedMap[K comparable, V any](m map[K]V) map[K]V {
 	if len(m) > maxReusedChanges {
-		return map[types.NamespacedName]V{}
+		return map[K]V{}
 	}
 	clear(m)
 	return m

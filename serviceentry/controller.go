@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -24,8 +25,10 @@ const syncPoll = 10 * time.Millisecond
 var ErrAlreadyRunning = errors.New("serviceentry: controller already ran")
 
 // Controller is the registry of a Source's ServiceEntries and
-// WorkloadEntries, with the Pods handed in by HandleWorkload. It
-// implements registry.Registry; it is safe for concurrent use.
+// WorkloadEntries, with the workloads of other registries handed in by
+// HandleWorkload (Pods, and other clusters' WorkloadEntries). With
+// Options.WorkloadEntriesOnly it is a cluster's WorkloadEntry registry
+// alone. It implements registry.Registry; it is safe for concurrent use.
 //
 // Changes are applied by one worker goroutine that Run starts: the
 // source's events and HandleWorkload only queue the objects that
@@ -49,17 +52,19 @@ type Controller struct {
 
 	ran atomic.Bool
 
-	// mu guards pending and pods, the changes waiting for the worker, and
-	// busy, set while the worker applies changes it took.
+	// mu guards pending and handed, the changes waiting for the worker,
+	// and busy, set while the worker applies changes it took.
 	mu      sync.Mutex
 	pending map[Ref]struct{}
-	pods    map[model.WorkloadKey]podChange
+	handed  map[model.WorkloadKey]handedChange
 	busy    bool
 	// wake has room for one signal: work is pending.
 	wake chan struct{}
 }
 
-type podChange struct{ current *model.WorkloadInstance }
+// handedChange is the current version of a workload handed in by
+// HandleWorkload, nil once deleted.
+type handedChange struct{ current *model.WorkloadInstance }
 
 var _ registry.Registry = (*Controller)(nil)
 
@@ -91,7 +96,7 @@ func New(src Source, opts Options) (*Controller, error) {
 		nsTraffic: map[string]string{},
 		state:     newState(convCtx{Cluster: opts.ClusterID, TrustDomain: opts.TrustDomain}, st, opts.Logger),
 		pending:   map[Ref]struct{}{},
-		pods:      map[model.WorkloadKey]podChange{},
+		handed:    map[model.WorkloadKey]handedChange{},
 		wake:      make(chan struct{}, 1),
 	}
 	if err := m.Watch(metrics.State{Discovery: c, QueueDepths: st.QueueDepths}); err != nil {
@@ -106,24 +111,44 @@ func (c *Controller) Provider() model.Provider { return model.External }
 // Cluster returns the cluster the registry reports under.
 func (c *Controller) Cluster() model.ClusterID { return c.opts.ClusterID }
 
-// HandleWorkload takes a workload event from another registry (the kube
-// controller's Pods, wired by the aggregate) so that workloadSelectors can
-// select Pods. Only Pods are used; other kinds are ignored. It may be
-// called before Run and from any goroutine; it never blocks on the
-// worker.
+// HandleWorkload takes a workload event from another registry, wired by
+// the aggregate, so that workloadSelectors select it in the entries'
+// namespaces: the Pods of every cluster's kube controller, and the
+// WorkloadEntries of other clusters' registries (a remote cluster's
+// WorkloadEntriesOnly registry), as Istio's ServiceEntry controller takes
+// both in. Taken workloads keep their cluster on the endpoints they give.
+// Ignored: a WorkloadEntry addressed by a DNS name or unix socket (Istio's
+// registries never hand those over: they back their own registry's DNS
+// entries only), one of this registry's own cluster (its own
+// WorkloadEntries come from its source), other kinds, and every event in
+// WorkloadEntriesOnly mode. It may be called before Run and from any
+// goroutine; it never blocks on the worker.
 func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
 	w := ev.Workload()
-	if w == nil || w.Kind != model.KindPod {
+	if w == nil || c.opts.WorkloadEntriesOnly || !c.takes(ev.Current) && !c.takes(ev.Previous) {
 		return
 	}
 	cur := ev.Current
-	if ev.Type == model.EventDelete {
+	if ev.Type == model.EventDelete || !c.takes(cur) {
 		cur = nil
 	}
 	c.mu.Lock()
-	c.pods[w.Key()] = podChange{current: cur}
+	c.handed[w.Key()] = handedChange{current: cur}
 	c.mu.Unlock()
 	c.signal()
+}
+
+// takes reports whether HandleWorkload takes a workload in.
+func (c *Controller) takes(w *model.WorkloadInstance) bool {
+	switch {
+	case w == nil:
+		return false
+	case w.Kind == model.KindPod:
+		return true
+	case w.Kind == model.KindWorkloadEntry:
+		return w.Endpoint.Hostname == "" && w.Endpoint.Cluster != c.opts.ClusterID
+	}
+	return false
 }
 
 // enqueue is the source's event handler.
@@ -218,7 +243,7 @@ func (c *Controller) waitForSource(ctx context.Context, srcDone <-chan error) er
 // it, so that its HasSynced covers the Pods it hands this registry.
 func (c *Controller) Settled() bool {
 	c.mu.Lock()
-	queued := c.busy || len(c.pending) > 0 || len(c.pods) > 0
+	queued := c.busy || len(c.pending) > 0 || len(c.handed) > 0
 	c.mu.Unlock()
 	return !queued && c.store.Idle()
 }
@@ -232,7 +257,7 @@ func (c *Controller) done() {
 
 // take returns and clears the queued changes; the worker calls done when
 // it has applied them.
-func (c *Controller) take() ([]Ref, map[model.WorkloadKey]podChange) {
+func (c *Controller) take() ([]Ref, map[model.WorkloadKey]handedChange) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.busy = true
@@ -240,26 +265,26 @@ func (c *Controller) take() ([]Ref, map[model.WorkloadKey]podChange) {
 	for r := range c.pending {
 		refs = append(refs, r)
 	}
-	pods := c.pods
+	handed := c.handed
 	c.pending = map[Ref]struct{}{}
-	c.pods = map[model.WorkloadKey]podChange{}
+	c.handed = map[model.WorkloadKey]handedChange{}
 	slices.SortFunc(refs, compareRefs)
-	return refs, pods
+	return refs, handed
 }
 
 // initialSync converts the source's whole state at once, so that VIPs
 // are allocated over the complete set of hosts.
 func (c *Controller) initialSync() {
 	defer c.done()
-	_, pods := c.take() // the listing below covers the queued refs
+	_, handed := c.take() // the listing below covers the queued refs
 	d := dirty{}
-	c.applyPods(pods, d)
+	c.applyHanded(handed, d)
 	for _, we := range c.src.WorkloadEntries() {
 		if c.nsf.selected(we.Namespace) {
 			c.state.setWorkloadEntry(nsName{we.Namespace, we.Name}, we, d)
 		}
 	}
-	for _, se := range c.src.ServiceEntries() {
+	for _, se := range c.serviceEntries() {
 		if c.nsf.selected(se.Namespace) {
 			c.state.setServiceEntry(nsName{se.Namespace, se.Name}, se, c.namespaceTraffic(se.Namespace), d)
 		}
@@ -284,22 +309,31 @@ func (c *Controller) namespaceTraffic(ns string) string {
 	return v
 }
 
+// serviceEntries returns the source's ServiceEntries; none in
+// WorkloadEntriesOnly mode.
+func (c *Controller) serviceEntries() []*networkingv1.ServiceEntry {
+	if c.opts.WorkloadEntriesOnly {
+		return nil
+	}
+	return c.src.ServiceEntries()
+}
+
 // process applies the queued changes: namespaces first, whose change of
 // selection re-applies all their objects; then workloads, so that entries
 // converted in the same batch see them.
 func (c *Controller) process() {
 	defer c.done()
-	refs, pods := c.take()
+	refs, handed := c.take()
 	refs = c.namespaceChanges(refs)
 	d := dirty{}
-	c.applyPods(pods, d)
+	c.applyHanded(handed, d)
 	for _, r := range refs {
 		if r.Kind == KindWorkloadEntry {
 			c.state.setWorkloadEntry(nsName{r.Namespace, r.Name}, c.workloadEntry(r), d)
 		}
 	}
 	for _, r := range refs {
-		if r.Kind == KindServiceEntry {
+		if r.Kind == KindServiceEntry && !c.opts.WorkloadEntriesOnly {
 			c.state.setServiceEntry(nsName{r.Namespace, r.Name}, c.serviceEntry(r), c.namespaceTraffic(r.Namespace), d)
 		}
 	}
@@ -326,7 +360,7 @@ func (c *Controller) namespaceChanges(refs []Ref) []Ref {
 	if len(turned) == 0 && len(traffic) == 0 {
 		return refs
 	}
-	for _, se := range c.src.ServiceEntries() {
+	for _, se := range c.serviceEntries() {
 		if slices.Contains(turned, se.Namespace) || slices.Contains(traffic, se.Namespace) {
 			refs = append(refs, Ref{KindServiceEntry, se.Namespace, se.Name})
 		}
@@ -357,14 +391,10 @@ func (c *Controller) workloadEntry(r Ref) *networkingv1.WorkloadEntry {
 	return c.src.WorkloadEntry(r.Namespace, r.Name)
 }
 
-func (c *Controller) applyPods(pods map[model.WorkloadKey]podChange, d dirty) {
-	keys := make([]model.WorkloadKey, 0, len(pods))
-	for k := range pods {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, model.WorkloadKey.Compare)
-	for _, k := range keys {
-		c.state.setWorkload(k, k.Namespace, pods[k].current, d)
+// applyHanded applies the workloads handed in, in key order.
+func (c *Controller) applyHanded(handed map[model.WorkloadKey]handedChange, d dirty) {
+	for _, k := range slices.SortedFunc(maps.Keys(handed), model.WorkloadKey.Compare) {
+		c.state.setWorkload(k, k.Namespace, handed[k].current, d)
 	}
 }
 

@@ -122,7 +122,8 @@ func TestSelectionFollowsChanges(t *testing.T) {
 		expectEvents(t, rec, "eps sel.internal [10.1.0.2]")
 		c.HandleWorkload(registry.WorkloadEvent{Type: model.EventDelete, Previous: p2.Current})
 		expectEvents(t, rec, "eps sel.internal []")
-		// A Pod of another namespace, and a non-Pod workload: ignored.
+		// A Pod of another namespace, and another cluster's
+		// WorkloadEntry without the labels: not selected.
 		c.HandleWorkload(podEvent(t, pod("p9", "elsewhere", "a", "10.1.0.9")))
 		c.HandleWorkload(registry.WorkloadEvent{Type: model.EventAdd, Current: &model.WorkloadInstance{Kind: model.KindWorkloadEntry, Namespace: "ns", Name: "x"}})
 		expectEvents(t, rec)

@@ -10,10 +10,37 @@
 // a StaticSource whose objects are added, replaced and deleted from code,
 // for manifests (see internal/manifest), tests and control planes that get
 // their configuration elsewhere. Pods reach workloadSelectors through
-// HandleWorkload, wired to the kube controller by the aggregate. An entry
-// keeps the workloads it selects: a pod's or WorkloadEntry's change costs
-// the entries selecting it their selected workloads' endpoints, not a
-// scan of the namespace.
+// HandleWorkload, wired to the kube controllers by the aggregate, and so do
+// the WorkloadEntries of other clusters (see below). An entry keeps the
+// workloads it selects: a pod's or WorkloadEntry's change costs the
+// entries selecting it their selected workloads' endpoints, not a scan of
+// the namespace.
+//
+// # WorkloadEntries of remote clusters
+//
+// Istio reads ServiceEntries from the config cluster only, but
+// WorkloadEntries from every cluster: for each remote cluster istiod runs a
+// WorkloadEntry-only controller (PILOT_ENABLE_CROSS_CLUSTER_WORKLOAD_ENTRY,
+// on by default), whose entries join the Services of their own cluster and
+// the config cluster's ServiceEntries. Options.WorkloadEntriesOnly makes a
+// Controller that registry: it reports under the remote cluster's ID, so
+// the entries' endpoints carry that cluster; it ignores ServiceEntries and
+// takes no workloads in. Over an InformerSource, InformerOptions'
+// WorkloadEntriesOnly watches the WorkloadEntries alone, and
+// CRDPollInterval lets it run on a cluster without Istio's CRDs (it syncs
+// empty, and reads the entries once the CRD is installed).
+// kube/multicluster builds one per remote cluster from its Secret; for a
+// cluster added by code, add one beside its kube controller:
+//
+//	src, _ := serviceentry.NewInformerSource(westIstio, serviceentry.InformerOptions{WorkloadEntriesOnly: true, CRDPollInterval: 10 * time.Second})
+//	wes, _ := serviceentry.New(src, serviceentry.Options{ClusterID: "west", WorkloadEntriesOnly: true})
+//	_ = agg.Add(westKube)
+//	_ = agg.Add(wes)
+//
+// The full registry's HandleWorkload takes the WorkloadEntries the
+// aggregate hands it from such registries, and its workloadSelectors
+// select them in their own namespace like its own; an entry addressed by
+// a DNS name or unix socket is not taken, as Istio never hands those over.
 //
 // Options.NamespaceSelector limits the registry to the objects of the
 // namespaces whose labels it selects, as Istio's discoverySelectors do:

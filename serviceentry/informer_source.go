@@ -2,6 +2,7 @@ package serviceentry
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -33,7 +35,28 @@ type InformerOptions struct {
 	// holds no namespaces, and a Controller with a NamespaceSelector
 	// refuses it.
 	Namespaces kubernetes.Interface
+	// WorkloadEntriesOnly watches the WorkloadEntries alone, for a
+	// Controller with Options.WorkloadEntriesOnly (a remote cluster's
+	// registry, which reads no ServiceEntries): no ServiceEntry informer
+	// runs, and ServiceEntries returns none. Default false: both kinds.
+	WorkloadEntriesOnly bool
+	// CRDPollInterval, when positive, lets the source run on a cluster
+	// without Istio's CRDs, as Istio's informers do (it cannot count on
+	// them in remote clusters): Run first asks the cluster, through the
+	// client's discovery, whether it serves networking.istio.io/v1
+	// ServiceEntries and WorkloadEntries. A kind it serves is watched at
+	// once; a kind it does not serve counts as synced with no objects,
+	// and is asked for again every CRDPollInterval until it is served,
+	// when its informer starts and its objects arrive as changes. When
+	// the discovery request fails, the kind is watched all the same (it
+	// syncs once the cluster serves it). Default 0: no discovery; every
+	// kind is watched from the start, and the source syncs only once each
+	// has listed, so that on a cluster without the CRDs it never syncs.
+	CRDPollInterval time.Duration
 }
+
+// istioGroupVersion is the API group and version the source reads.
+const istioGroupVersion = "networking.istio.io/v1"
 
 // InformerSource is a Source over the networking.istio.io/v1
 // ServiceEntries and WorkloadEntries of a cluster, read through istio
@@ -50,8 +73,11 @@ type InformerOptions struct {
 // and so hang on its fake clientset. Wrap a fake clientset to say it does
 // not (internal/manifest.IstioClientset does).
 type InformerSource struct {
-	seInf    cache.SharedIndexInformer
-	weInf    cache.SharedIndexInformer
+	discovery discovery.DiscoveryInterface
+	poll      time.Duration // InformerOptions.CRDPollInterval
+	// crds are the informers of the Istio kinds: the WorkloadEntries', and
+	// the ServiceEntries' unless InformerOptions.WorkloadEntriesOnly.
+	crds     []*crdInformer
 	seLister listersv1.ServiceEntryLister
 	weLister listersv1.WorkloadEntryLister
 	// nsInf watches the namespaces; nil without InformerOptions.Namespaces.
@@ -70,6 +96,9 @@ var (
 
 // NewInformerSource returns a source over client. Informers start on Run.
 func NewInformerSource(client versioned.Interface, opts InformerOptions) (*InformerSource, error) {
+	if opts.CRDPollInterval < 0 {
+		return nil, fmt.Errorf("serviceentry: negative CRDPollInterval %v", opts.CRDPollInterval)
+	}
 	ns := opts.Namespace
 	ses := client.NetworkingV1().ServiceEntries(ns)
 	wes := client.NetworkingV1().WorkloadEntries(ns)
@@ -91,13 +120,18 @@ func NewInformerSource(client versioned.Interface, opts InformerOptions) (*Infor
 		},
 	}, client), &networkingv1.WorkloadEntry{}, opts.ResyncPeriod, indexers)
 	s := &InformerSource{
-		seInf:    seInf,
-		weInf:    weInf,
-		seLister: listersv1.NewServiceEntryLister(seInf.GetIndexer()),
-		weLister: listersv1.NewWorkloadEntryLister(weInf.GetIndexer()),
-		handlers: map[int]func(Ref){},
+		discovery: client.Discovery(),
+		poll:      opts.CRDPollInterval,
+		seLister:  listersv1.NewServiceEntryLister(seInf.GetIndexer()),
+		weLister:  listersv1.NewWorkloadEntryLister(weInf.GetIndexer()),
+		handlers:  map[int]func(Ref){},
 	}
-	infs := map[Kind]cache.SharedIndexInformer{KindServiceEntry: seInf, KindWorkloadEntry: weInf}
+	infs := map[Kind]cache.SharedIndexInformer{KindWorkloadEntry: weInf}
+	s.crds = append(s.crds, &crdInformer{resource: "workloadentries", inf: weInf})
+	if !opts.WorkloadEntriesOnly {
+		infs[KindServiceEntry] = seInf
+		s.crds = append(s.crds, &crdInformer{resource: "serviceentries", inf: seInf})
+	}
 	if kc := opts.Namespaces; kc != nil {
 		nss := kc.CoreV1().Namespaces()
 		s.nsInf = cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
@@ -146,22 +180,43 @@ func (s *InformerSource) notify(kind Kind, obj any) {
 	}
 }
 
-// Run starts the informers and stops them, waiting for their goroutines,
-// when ctx is done.
+// Run starts the informers (with InformerOptions.CRDPollInterval, those
+// of the kinds the cluster serves, and the others once it serves them)
+// and stops them, waiting for their goroutines, when ctx is done.
 func (s *InformerSource) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	wg.Go(func() { s.seInf.RunWithContext(ctx) })
-	wg.Go(func() { s.weInf.RunWithContext(ctx) })
+	defer wg.Wait()
 	if s.nsInf != nil {
 		wg.Go(func() { s.nsInf.RunWithContext(ctx) })
 	}
-	wg.Wait()
+	if s.poll == 0 {
+		for _, k := range s.crds {
+			k.start(ctx, &wg)
+		}
+		return nil
+	}
+	t := time.NewTicker(s.poll)
+	defer t.Stop()
+	for s.startServed(ctx, &wg) {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
 	return nil
 }
 
-// HasSynced reports whether every informer has listed.
+// HasSynced reports whether every informer has listed; with
+// InformerOptions.CRDPollInterval, a kind the cluster did not serve when
+// Run first asked counts as listed.
 func (s *InformerSource) HasSynced() bool {
-	return s.seInf.HasSynced() && s.weInf.HasSynced() && (s.nsInf == nil || s.nsInf.HasSynced())
+	for _, k := range s.crds {
+		if !k.synced(s.poll > 0) {
+			return false
+		}
+	}
+	return s.nsInf == nil || s.nsInf.HasSynced()
 }
 
 // NamespaceTrafficDistribution returns a cached namespace's

@@ -40,6 +40,22 @@ type Options struct {
 	NamespaceSelector *metav1.LabelSelector
 	// Logger receives the controller's logs. Default: a silent logger.
 	Logger *slog.Logger
+	// WorkloadEntriesOnly makes the controller a cluster's WorkloadEntry
+	// registry, as Istio's WorkloadEntry controller
+	// (serviceentry.NewWorkloadEntryController), which istiod runs for
+	// every cluster but the config cluster: it publishes the source's
+	// WorkloadEntries as workload instances under ClusterID, validated
+	// and health-checked as in a full registry, so that the aggregate
+	// hands them to that cluster's Kubernetes Services and to the
+	// ServiceEntries of every ServiceEntry registry (see
+	// aggregate.ShareWithinCluster); their endpoints carry ClusterID.
+	// It ignores the source's ServiceEntries (without diagnostics: Istio
+	// does not read them there), so it has no services, endpoints or
+	// VIPs, and it takes no workloads from other registries
+	// (HandleWorkload ignores every event). Default false: the full
+	// registry of ServiceEntries and WorkloadEntries, for the config
+	// cluster.
+	WorkloadEntriesOnly bool
 	// Metrics, when set, receives the controller's Prometheus metrics,
 	// labelled registry="External" and cluster (the README's "Operating
 	// meshreg" lists them), from New until Run returns. Default: nil, no
@@ -59,6 +75,7 @@ func (o Options) defaults() Options {
 		o.DomainSuffix = model.DefaultDomainSuffix
 	}
 	// NamespaceSelector: nil means every namespace.
+	// WorkloadEntriesOnly: false, the full registry.
 	// Metrics: nil means none.
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

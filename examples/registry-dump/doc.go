@@ -14,7 +14,8 @@
 //
 //	-cluster NAME=PATH      manifests (a YAML file or a directory) for a cluster; repeatable.
 //	                        The first cluster is the config cluster: its ServiceEntries
-//	                        and WorkloadEntries feed the serviceentry controller.
+//	                        and WorkloadEntries feed the serviceentry controller; the
+//	                        WorkloadEntries of the others feed one registry each.
 //	-f PATH                 shorthand for -cluster Kubernetes=PATH
 //	-kubeconfig [NAME=]PATH watch a live cluster; repeatable
 //	-o table|json|yaml      output format (json is the registry dump format)

@@ -246,11 +246,13 @@ func (g *gen) op() string {
 		s.Created = g.created[k]
 		return g.set(Clusters[0], k, s.YAML(), del)
 	default:
+		// WorkloadEntries in either cluster: the config cluster's and a
+		// remote cluster's (read by its WorkloadEntry registry).
 		s := WorkloadEntrySpec{
 			Namespace: ns, Name: pick(g.r, poolWorkloads), IP: pick(g.r, poolIPs), App: pick(g.r, poolApps),
 			Network: pick(g.r, poolNetworks), ServiceAccount: pick(g.r, []string{"", "vm"}),
 		}
-		return g.set(Clusters[0], s.Key(), s.YAML(), del)
+		return g.set(c, s.Key(), s.YAML(), del)
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 
 // World is the input of a registry: for each cluster, the objects its
 // manifests hold, as YAML documents keyed by "Kind/namespace/name". The
-// first cluster of Clusters is the config cluster, whose ServiceEntries and
-// WorkloadEntries are read.
+// first cluster of Clusters is the config cluster, whose ServiceEntries are
+// read; WorkloadEntries are read from every cluster.
 type World struct {
 	Clusters []model.ClusterID
 	Objects  map[model.ClusterID]map[string]string

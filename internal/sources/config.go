@@ -2,6 +2,7 @@ package sources
 
 import (
 	"fmt"
+	"time"
 
 	istioclient "istio.io/client-go/pkg/clientset/versioned"
 	corev1 "k8s.io/api/core/v1"
@@ -15,29 +16,35 @@ import (
 	"github.com/meshreg/meshreg/serviceentry"
 )
 
-// configSource is the config cluster's ServiceEntries and WorkloadEntries,
-// read from manifests into a static source.
+// configSource is a cluster's Istio configuration, read from manifests
+// into a static source: the config cluster's ServiceEntries and
+// WorkloadEntries, or another cluster's WorkloadEntries alone (a
+// WorkloadEntriesOnly registry), as istiod reads them.
 type configSource struct {
 	src *serviceentry.StaticSource
 	reg *serviceentry.Controller
 }
 
-func serviceEntryOptions(cfg Config, id model.ClusterID) serviceentry.Options {
+// serviceEntryOptions are the options of a cluster's serviceentry
+// registry: the full one of the config cluster, or the WorkloadEntry
+// registry of another.
+func serviceEntryOptions(cfg Config, id model.ClusterID, config bool) serviceentry.Options {
 	return serviceentry.Options{
-		ClusterID:         id,
-		TrustDomain:       cfg.TrustDomain,
-		DomainSuffix:      cfg.DomainSuffix,
-		NamespaceSelector: cfg.NamespaceSelector,
-		Logger:            cfg.Logger.With("cluster", string(id), "provider", "External"),
+		ClusterID:           id,
+		TrustDomain:         cfg.TrustDomain,
+		DomainSuffix:        cfg.DomainSuffix,
+		NamespaceSelector:   cfg.NamespaceSelector,
+		Logger:              cfg.Logger.With("cluster", string(id), "provider", "External"),
+		WorkloadEntriesOnly: !config,
 	}
 }
 
-func newConfigSource(cfg Config, id model.ClusterID) (*configSource, error) {
+func newConfigSource(cfg Config, id model.ClusterID, config bool) (*configSource, error) {
 	src, err := serviceentry.NewStaticSource()
 	if err != nil {
 		return nil, err
 	}
-	reg, err := serviceentry.New(src, serviceEntryOptions(cfg, id))
+	reg, err := serviceentry.New(src, serviceEntryOptions(cfg, id, config))
 	if err != nil {
 		return nil, err
 	}
@@ -68,8 +75,8 @@ func (c *configSource) apply(o runtime.Object, deleted bool) error {
 	return nil
 }
 
-// applyNamespace hands a Namespace of the config cluster (other objects
-// are skipped) to the source too, for the namespace selector.
+// applyNamespace hands a Namespace of the cluster (other objects are
+// skipped) to the source too, for the namespace selector.
 func (c *configSource) applyNamespace(o runtime.Object, deleted bool) error {
 	ns, ok := o.(*corev1.Namespace)
 	switch {
@@ -82,10 +89,12 @@ func (c *configSource) applyNamespace(o runtime.Object, deleted bool) error {
 	return c.src.Upsert(ns)
 }
 
-// liveConfigRegistry watches the config cluster's ServiceEntries and
-// WorkloadEntries, and with a namespace selector its namespaces through
-// kc.
-func liveConfigRegistry(cfg Config, id model.ClusterID, rc *rest.Config, kc kubernetes.Interface) (registry.Registry, error) {
+// liveConfigRegistry watches a live cluster's Istio configuration: the
+// config cluster's ServiceEntries and WorkloadEntries, another cluster's
+// WorkloadEntries alone (waiting for the CRD if the cluster has none, as
+// Istio does there), and with a namespace selector its namespaces
+// through kc.
+func liveConfigRegistry(cfg Config, id model.ClusterID, config bool, rc *rest.Config, kc kubernetes.Interface) (registry.Registry, error) {
 	client, err := istioclient.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("istio client: %w", err)
@@ -94,9 +103,17 @@ func liveConfigRegistry(cfg Config, id model.ClusterID, rc *rest.Config, kc kube
 	if cfg.NamespaceSelector != nil {
 		opts.Namespaces = kc
 	}
+	if !config {
+		opts.WorkloadEntriesOnly = true
+		opts.CRDPollInterval = crdPollInterval
+	}
 	src, err := serviceentry.NewInformerSource(client, opts)
 	if err != nil {
 		return nil, err
 	}
-	return serviceentry.New(src, serviceEntryOptions(cfg, id))
+	return serviceentry.New(src, serviceEntryOptions(cfg, id, config))
 }
+
+// crdPollInterval is how often a live cluster other than the config
+// cluster, which does not serve WorkloadEntries, is asked again.
+const crdPollInterval = 10 * time.Second

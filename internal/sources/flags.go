@@ -27,7 +27,7 @@ type Flags struct {
 // Register defines the flags on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.Var(clusterFlag{into: &f.Clusters}, "cluster",
-		"manifests for a cluster, `NAME=PATH` (a YAML file or a directory); repeatable; the first is the config cluster, whose ServiceEntries and WorkloadEntries are read")
+		"manifests for a cluster, `NAME=PATH` (a YAML file or a directory); repeatable; the first is the config cluster, whose ServiceEntries are read; WorkloadEntries are read from every cluster")
 	fs.Func("f", "manifests for one cluster named Kubernetes, `PATH`", func(v string) error {
 		return clusterFlag{into: &f.Clusters, defaultName: "Kubernetes"}.Set(v)
 	})

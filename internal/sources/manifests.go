@@ -25,9 +25,11 @@ import (
 )
 
 // ManifestCluster is a cluster read from manifests: its Kubernetes objects
-// sit in a fake API that its kube controller watches, and, for the config
-// cluster, its Istio objects feed the serviceentry controller. Apply and
-// Reload bring both to new manifests, as a live cluster would change.
+// sit in a fake API that its kube controller watches, and its Istio
+// objects feed its serviceentry controller (the config cluster's
+// ServiceEntries and WorkloadEntries; another cluster's WorkloadEntries
+// alone). Apply and Reload bring both to new manifests, as a live cluster
+// would change.
 type ManifestCluster struct {
 	id     model.ClusterID
 	fsys   fs.FS
@@ -39,7 +41,9 @@ type ManifestCluster struct {
 	// gateways holds the Gateway API objects.
 	gateways *gatewayfake.Clientset
 	kube     *kube.Controller
-	se       *configSource // nil unless config
+	// se is the cluster's serviceentry registry and its source: the full
+	// one of the config cluster, a WorkloadEntry registry elsewhere.
+	se *configSource
 
 	// mu guards the fields below and serialises Apply.
 	mu      sync.Mutex
@@ -76,11 +80,8 @@ func newManifestCluster(cfg Config, c Cluster, config bool) (*ManifestCluster, e
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 	}
-	if config {
-		mc.se, err = newConfigSource(cfg, c.ID)
-		if err != nil {
-			return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
-		}
+	if mc.se, err = newConfigSource(cfg, c.ID, config); err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 	}
 	mc.diags = diags
 	if err := mc.Apply(objs); err != nil {
@@ -103,11 +104,7 @@ func (m *ManifestCluster) Diagnostics() []model.Diagnostic {
 }
 
 func (m *ManifestCluster) registries() []registry.Registry {
-	regs := []registry.Registry{m.kube}
-	if m.se != nil {
-		regs = append(regs, m.se.registry())
-	}
-	return regs
+	return []registry.Registry{m.kube, m.se.registry()}
 }
 
 // Reload reads the manifests again and applies them.
@@ -125,7 +122,8 @@ func (m *ManifestCluster) Reload() error {
 
 // Apply makes the cluster hold exactly objs: objects not held are
 // created, changed ones updated, and those no longer in objs deleted.
-// Istio objects outside the config cluster are reported and ignored.
+// Istio objects other than WorkloadEntries outside the config cluster
+// are reported and ignored.
 func (m *ManifestCluster) Apply(objs []runtime.Object) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -146,7 +144,7 @@ func (m *ManifestCluster) Apply(objs []runtime.Object) error {
 			})
 			continue
 		}
-		if manifest.IsIstio(o) && m.se == nil {
+		if manifest.IsIstio(o) && !m.config && k.gvk.Kind != "WorkloadEntry" {
 			ignored = append(ignored, model.Diagnostic{
 				Severity: model.Warning, Kind: k.gvk.Kind, Namespace: k.namespace, Name: k.name, Cluster: m.id,
 				Message: msgNotConfigCluster,
@@ -192,7 +190,7 @@ func (m *ManifestCluster) Apply(objs []runtime.Object) error {
 
 // Messages of the objects Apply ignores.
 const (
-	msgNotConfigCluster = "Istio configuration is read from the config cluster (the first) only; ignored"
+	msgNotConfigCluster = "outside the config cluster (the first), only WorkloadEntries are read; ignored"
 	msgNoName           = "metadata.name is missing; ignored"
 )
 

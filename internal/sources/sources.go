@@ -36,7 +36,10 @@ type Cluster struct {
 
 // Config says what to build. The first cluster is the config cluster:
 // its ServiceEntries and WorkloadEntries feed the serviceentry controller,
-// which carries its cluster ID.
+// which carries its cluster ID. Every other cluster's WorkloadEntries feed
+// a WorkloadEntry registry of that cluster (serviceentry's
+// WorkloadEntriesOnly), as istiod reads them; their ServiceEntries are
+// ignored.
 type Config struct {
 	Clusters          []Cluster
 	DomainSuffix      string
@@ -159,15 +162,11 @@ func liveCluster(cfg Config, c Cluster, config bool) ([]registry.Registry, error
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 	}
-	regs := []registry.Registry{kc}
-	if config {
-		se, err := liveConfigRegistry(cfg, c.ID, rc, client)
-		if err != nil {
-			return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
-		}
-		regs = append(regs, se)
+	se, err := liveConfigRegistry(cfg, c.ID, config, rc, client)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 	}
-	return regs, nil
+	return []registry.Registry{kc, se}, nil
 }
 
 // load reads a manifest file or directory.

@@ -1,15 +1,11 @@
 package multicluster
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,58 +13,13 @@ import (
 	informersv1 "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/meshreg/meshreg/model"
-	"github.com/meshreg/meshreg/registry"
 )
 
 // SecretLabel is the label, with value "true", that marks a cluster
 // Secret.
 const SecretLabel = "istio/multiCluster"
-
-// Target receives the cluster registries. *aggregate.Controller is one.
-type Target interface {
-	Add(registry.Registry) error
-	Replace(registry.Registry)
-	Remove(provider model.Provider, cluster model.ClusterID) error
-}
-
-// Factory builds the registry of one cluster from its kubeconfig. The
-// registry must report the given cluster ID and provider Kubernetes; it is
-// run by the target.
-type Factory func(cluster model.ClusterID, kubeconfig []byte) (registry.Registry, error)
-
-// Options configure a Controller. The zero value is valid but for
-// Factory, which is required.
-type Options struct {
-	// Namespace holds the cluster Secrets. Default: "istio-system".
-	Namespace string
-	// Factory builds a cluster's registry. Required.
-	Factory Factory
-	// LocalCluster is the ID of the cluster the Secrets live in. A Secret
-	// entry for it is ignored, with a diagnostic, since that cluster is
-	// registered by the caller. Default: "" (no such check).
-	LocalCluster model.ClusterID
-	// Logger receives log records. Default: discard.
-	Logger *slog.Logger
-	// ResyncPeriod of the Secret informer. Default: 0, no resync.
-	ResyncPeriod time.Duration
-}
-
-func (o Options) defaults() Options {
-	if o.Namespace == "" {
-		o.Namespace = "istio-system"
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	// Factory: required; LocalCluster: "" is the default; ResyncPeriod: 0.
-	return o
-}
-
-// ErrNoFactory is returned by New when Options.Factory is nil.
-var ErrNoFactory = errors.New("multicluster: Options.Factory is required")
 
 // Controller watches cluster Secrets and keeps the target's cluster
 // registries in step with them.
@@ -85,17 +36,12 @@ type Controller struct {
 	// secrets holds, per Secret, the kubeconfig of each cluster it
 	// declares.
 	secrets map[types.NamespacedName]map[model.ClusterID][]byte
-	// owners holds, per cluster, the Secret whose registry is in the
-	// target and the kubeconfig it was built from.
+	// owners holds, per cluster whose registry is in the target, what
+	// the target holds of it (see reconcile.go).
 	owners map[model.ClusterID]owner
 	// diags by Secret.
 	diags map[types.NamespacedName][]model.Diagnostic
 	ran   bool
-}
-
-type owner struct {
-	secret     types.NamespacedName
-	kubeconfig []byte
 }
 
 // New returns a controller over the Secrets of client's cluster.
@@ -204,89 +150,6 @@ func (c *Controller) onSecret(obj any, deleted bool) {
 	c.reconcile()
 }
 
-// reconcile brings the target in line with the Secrets. Each cluster is
-// owned by the first Secret, by namespace and name, that declares it, so
-// the outcome does not depend on event order. The caller holds c.mu.
-func (c *Controller) reconcile() {
-	c.diags = map[types.NamespacedName][]model.Diagnostic{}
-	want := map[model.ClusterID]owner{}
-	names := make([]types.NamespacedName, 0, len(c.secrets))
-	for n := range c.secrets {
-		names = append(names, n)
-	}
-	slices.SortFunc(names, func(a, b types.NamespacedName) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
-	for _, n := range names {
-		ids := make([]model.ClusterID, 0, len(c.secrets[n]))
-		for id := range c.secrets[n] {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		for _, id := range ids {
-			switch prev, taken := want[id]; {
-			case id == "":
-				c.diag(n, "", "a data key is empty; it names no cluster and was ignored")
-			case c.opts.LocalCluster != "" && id == c.opts.LocalCluster:
-				c.diag(n, id, "names the local cluster; its registry is the caller's, and this entry was ignored")
-			case taken:
-				c.diag(n, id, fmt.Sprintf("cluster %s is already declared by Secret %s; this entry was ignored", id, prev.secret))
-			default:
-				want[id] = owner{secret: n, kubeconfig: c.secrets[n][id]}
-			}
-		}
-	}
-	// Remove the clusters no longer declared, then add or replace.
-	for _, id := range sortedIDs(c.owners) {
-		if _, ok := want[id]; !ok {
-			if err := c.target.Remove(model.Kubernetes, id); err != nil {
-				c.opts.Logger.Warn("removing cluster registry", "cluster", string(id), "err", err)
-			}
-			delete(c.owners, id)
-			c.opts.Logger.Info("cluster removed", "cluster", string(id))
-		}
-	}
-	for _, id := range sortedIDs(want) {
-		w := want[id]
-		cur, have := c.owners[id]
-		if have && bytes.Equal(cur.kubeconfig, w.kubeconfig) {
-			if cur.secret != w.secret {
-				c.owners[id] = w
-			}
-			continue
-		}
-		reg, err := c.opts.Factory(id, w.kubeconfig)
-		if err != nil {
-			c.diag(w.secret, id, fmt.Sprintf("cannot build the cluster's registry: %v; %s", err, keptOrSkipped(have)))
-			continue
-		}
-		if have {
-			c.target.Replace(reg)
-			c.opts.Logger.Info("cluster replaced", "cluster", string(id), "secret", w.secret.String())
-		} else if err := c.target.Add(reg); err != nil {
-			c.diag(w.secret, id, fmt.Sprintf("cannot add the cluster's registry: %v", err))
-			continue
-		} else {
-			c.opts.Logger.Info("cluster added", "cluster", string(id), "secret", w.secret.String())
-		}
-		c.owners[id] = w
-	}
-}
-
-func keptOrSkipped(have bool) string {
-	if have {
-		return "the registry built from the previous kubeconfig is kept"
-	}
-	return "the cluster is not registered"
-}
-
-func (c *Controller) diag(secret types.NamespacedName, cluster model.ClusterID, msg string) {
-	c.diags[secret] = append(c.diags[secret], model.Diagnostic{
-		Severity: model.Error, Kind: "Secret", Namespace: secret.Namespace, Name: secret.Name,
-		Cluster: cluster, Message: msg,
-	})
-}
-
 func sortedIDs[V any](m map[model.ClusterID]V) []model.ClusterID {
 	out := make([]model.ClusterID, 0, len(m))
 	for id := range m {
@@ -294,21 +157,4 @@ func sortedIDs[V any](m map[model.ClusterID]V) []model.ClusterID {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// ClientFactory returns a Factory that reads the kubeconfig, makes a
-// clientset from it, and hands that to build, which makes the registry
-// (typically with kube.New).
-func ClientFactory(build func(cluster model.ClusterID, client kubernetes.Interface) (registry.Registry, error)) Factory {
-	return func(cluster model.ClusterID, kubeconfig []byte) (registry.Registry, error) {
-		cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
-		if err != nil {
-			return nil, fmt.Errorf("reading kubeconfig: %w", err)
-		}
-		client, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("making a client: %w", err)
-		}
-		return build(cluster, client)
-	}
 }

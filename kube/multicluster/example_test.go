@@ -17,10 +17,13 @@ import (
 // printTarget prints what the controller asks of it.
 type printTarget struct{}
 
-func (printTarget) Add(r registry.Registry) error { fmt.Println("add", r.Cluster()); return nil }
-func (printTarget) Replace(r registry.Registry)   { fmt.Println("replace", r.Cluster()) }
-func (printTarget) Remove(_ model.Provider, c model.ClusterID) error {
-	fmt.Println("remove", c)
+func (printTarget) Add(r registry.Registry) error {
+	fmt.Println("add", r.Provider(), r.Cluster())
+	return nil
+}
+func (printTarget) Replace(r registry.Registry) { fmt.Println("replace", r.Provider(), r.Cluster()) }
+func (printTarget) Remove(p model.Provider, c model.ClusterID) error {
+	fmt.Println("remove", p, c)
 	return nil
 }
 
@@ -30,35 +33,49 @@ type clusterOnly struct {
 }
 
 func (c clusterOnly) Cluster() model.ClusterID { return c.id }
+func (c clusterOnly) Provider() model.Provider { return model.Kubernetes }
 
 // A Secret labelled istio/multiCluster=true declares one remote cluster
-// per data key. In a real control plane the target is an
-// *aggregate.Controller and the factory is multicluster.ClientFactory
-// around kube.New.
+// per data key. Each cluster gets two registries: the Factory's, for its
+// Kubernetes Services, and, as Istio reads WorkloadEntries from every
+// cluster, a WorkloadEntry registry (provider External) built from the
+// same kubeconfig by WorkloadEntryFactory (Options.SkipWorkloadEntries
+// turns it off). In a real control plane the target is an
+// *aggregate.Controller, which runs them, and the factory is
+// multicluster.ClientFactory around kube.New.
 func Example() {
+	kubeconfig := `apiVersion: v1
+kind: Config
+clusters: [{name: west, cluster: {server: "https://west.example.com:6443"}}]
+users: [{name: reader, user: {token: secret}}]
+contexts: [{name: west, context: {cluster: west, user: reader}}]
+current-context: west
+`
 	client := fake.NewSimpleClientset(&corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "remote-west", Namespace: "istio-system",
 			Labels: map[string]string{multicluster.SecretLabel: "true"},
 		},
-		Data: map[string][]byte{"west": []byte("apiVersion: v1\nkind: Config\n")},
+		Data: map[string][]byte{"west": []byte(kubeconfig)},
 	})
 	c, err := multicluster.New(client, printTarget{}, multicluster.Options{
 		Factory: func(id model.ClusterID, _ []byte) (registry.Registry, error) { return clusterOnly{id: id}, nil },
+		// WorkloadEntries: the default, multicluster.WorkloadEntryFactory.
 	})
 	if err != nil {
 		panic(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = c.Run(ctx) }()
+	done := make(chan error)
+	go func() { done <- c.Run(ctx) }()
 	for !c.HasSynced() {
 		time.Sleep(time.Millisecond)
 	}
-	fmt.Println("clusters:", c.Clusters())
+	fmt.Println("clusters:", c.Clusters(), "diagnostics:", len(c.Diagnostics()))
 	cancel()
 	<-done
 	// Output:
-	// add west
-	// clusters: [west]
+	// add Kubernetes west
+	// add External west
+	// clusters: [west] diagnostics: 0
 }

@@ -132,7 +132,7 @@ func TestEndToEndNetworks(t *testing.T) {
 
 	// A quiet period long enough that scheduling delays cannot split the
 	// burst below into two pushes.
-	srv := startServer(t, agg, proxyview.DebounceOptions{Quiet: time.Second})
+	srv := startServer(t, agg, proxyview.DebounceOptions{Quiet: time.Second}, nil)
 	defer srv.stop()
 	client := func(id, ns, network, ip, locality string) clientNode {
 		return clientNode{id: id, locality: locality, metadata: map[string]string{

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
@@ -192,16 +193,17 @@ func has(names ...string) func(map[string]int) bool {
 func TestEndToEnd(t *testing.T) {
 	a, b, c := startBackend(t, "a"), startBackend(t, "b"), startBackend(t, "c")
 
-	mem := memory.New(memory.Options{Cluster: "cluster-1"})
+	prom := prometheus.NewRegistry() // the registries' metrics and the server's
+	mem := memory.New(memory.Options{Cluster: "cluster-1", Metrics: prom})
 	echo := memory.Service("echo", "default").Port("grpc", 8080).Build()
 	mem.AddService(echo)
 	mem.SetEndpoints(echo.Key(), a.endpoint(), b.endpoint())
-	agg := aggregate.New(aggregate.Options{})
+	agg := aggregate.New(aggregate.Options{Metrics: prom})
 	if err := agg.Add(mem); err != nil {
 		t.Fatalf("aggregate add: %v", err)
 	}
 
-	srv := startServer(t, agg, proxyview.DebounceOptions{})
+	srv := startServer(t, agg, proxyview.DebounceOptions{}, prom)
 	defer srv.stop()
 	r := newResolver(t, srv.xdsAddr, clientNode{id: "e2e-client", locality: "r1/z1", metadata: map[string]string{
 		"NAMESPACE": "default", "CLUSTER_ID": "cluster-1", "INSTANCE_IPS": "127.0.0.1",
@@ -240,8 +242,9 @@ func TestEndToEnd(t *testing.T) {
 	// The debug server reports what was served.
 	metrics := httpGet(t, srv.debugURL+"/metrics")
 	for _, want := range []string{
-		`meshreg_registry_services 1`,
-		`meshreg_registry_endpoints 2`,
+		`meshreg_services{cluster="",registry="aggregate"} 1`,
+		`meshreg_endpoints{cluster="",registry="aggregate"} 2`,
+		`meshreg_endpoints{cluster="cluster-1",registry="Kubernetes"} 2`,
 		`meshreg_xds_streams 1`,
 		`meshreg_xds_nodes 1`,
 		`meshreg_xds_resources{type="type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"} 1`,
@@ -279,7 +282,7 @@ type server struct {
 }
 
 // startServer runs serve over reg and waits until it is ready.
-func startServer(t *testing.T, reg Registry, debounce proxyview.DebounceOptions) *server {
+func startServer(t *testing.T, reg Registry, debounce proxyview.DebounceOptions, prom *prometheus.Registry) *server {
 	t.Helper()
 	xdsLis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -291,7 +294,7 @@ func startServer(t *testing.T, reg Registry, debounce proxyview.DebounceOptions)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- serve(ctx, reg, xdsLis, debugLis, nil, debounce) }()
+	go func() { served <- serve(ctx, reg, xdsLis, debugLis, nil, debounce, prom) }()
 	s := &server{
 		xdsAddr: xdsLis.Addr().String(), debugURL: "http://" + debugLis.Addr().String(),
 		stop: sync.OnceValue(func() error { cancel(); return <-served }),

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/meshreg/meshreg/examples/xds-server/internal/debug"
 	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
 	"github.com/meshreg/meshreg/proxyview"
@@ -44,7 +46,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if c.verbose {
 		log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	reg, err := buildRegistry(c, log)
+	prom := prometheus.NewRegistry()
+	reg, err := buildRegistry(c, log, prom)
 	if err != nil {
 		fmt.Fprintf(stderr, "xds-server: %v\n", err)
 		return 2
@@ -65,7 +68,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "xds-server: warning: listening on %s, beyond this host, without authentication\n", ap)
 		}
 	}
-	if err := serve(ctx, reg, xdsLis, debugLis, log, proxyview.DebounceOptions{}); err != nil {
+	if err := serve(ctx, reg, xdsLis, debugLis, log, proxyview.DebounceOptions{}, prom); err != nil {
 		fmt.Fprintf(stderr, "xds-server: %v\n", err)
 		return 1
 	}
@@ -78,7 +81,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 // failure. It takes ownership of the listeners. Pushes are debounced as
 // debounce says (its zero value: Istio's 100ms quiet, 10s at most). log
 // may be nil.
-func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, log *slog.Logger, debounce proxyview.DebounceOptions) error {
+// /metrics serves prom (a new registry when nil), where the registry's
+// own metrics are when it was built with it.
+func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, log *slog.Logger, debounce proxyview.DebounceOptions, prom *prometheus.Registry) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -89,7 +94,7 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, log
 		return err
 	}
 	nodes := xds.NewNodes(view, log)
-	metrics := debug.NewMetrics(reg, func() debug.Served {
+	metrics := debug.NewMetrics(prom, func() debug.Served {
 		n, res := nodes.Counts()
 		return debug.Served{Nodes: n, Resources: res}
 	})

@@ -36,6 +36,7 @@ func serviceEntryOptions(cfg Config, id model.ClusterID, config bool) serviceent
 		NamespaceSelector:   cfg.NamespaceSelector,
 		Logger:              cfg.Logger.With("cluster", string(id), "provider", "External"),
 		WorkloadEntriesOnly: !config,
+		Metrics:             cfg.Metrics,
 	}
 }
 

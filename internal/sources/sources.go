@@ -7,13 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"path"
-	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/meshreg/meshreg/aggregate"
 	"github.com/meshreg/meshreg/internal/manifest"
@@ -50,6 +51,8 @@ type Config struct {
 	Logger       *slog.Logger
 	// Loader reads manifests; the zero value has the loader's defaults.
 	Loader manifest.Loader
+	// Metrics is every registry's Options.Metrics; nil for none.
+	Metrics prometheus.Registerer
 }
 
 // Built is a registry built from sources.
@@ -92,7 +95,7 @@ func Build(cfg Config) (*Built, error) {
 	}
 
 	b := &Built{
-		Aggregate: aggregate.New(aggregate.Options{Logger: cfg.Logger, MeshNetworks: cfg.MeshNetworks}),
+		Aggregate: aggregate.New(aggregate.Options{Logger: cfg.Logger, MeshNetworks: cfg.MeshNetworks, Metrics: cfg.Metrics}),
 		Manifests: map[model.ClusterID]*ManifestCluster{},
 	}
 	for i, c := range cfg.Clusters {
@@ -141,6 +144,7 @@ func kubeOptions(cfg Config, id model.ClusterID, config bool, gc gatewayclient.I
 		Logger:            cfg.Logger.With("cluster", string(id)),
 		GatewayClient:     gc,
 		ConfigCluster:     config,
+		Metrics:           cfg.Metrics,
 	}
 }
 

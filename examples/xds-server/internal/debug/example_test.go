@@ -4,32 +4,35 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/meshreg/meshreg/examples/xds-server/internal/debug"
 	"github.com/meshreg/meshreg/registry/memory"
 )
 
-// The registry's sizes, as /metrics reports them.
+// The server's metrics and, in the same Prometheus registry, those of a
+// registry built with it, as /metrics reports them.
 func ExampleNewMetrics() {
-	reg := memory.New(memory.Options{})
+	prom := prometheus.NewRegistry()
+	reg := memory.New(memory.Options{Cluster: "east", Metrics: prom})
 	svc := memory.Service("web", "shop").Port("http", 80).Build()
 	reg.AddService(svc)
 	reg.SetEndpoints(svc.Key(), memory.Endpoint("10.1.0.1", 80).Port("http").Build())
 
-	m := debug.NewMetrics(reg, nil)
+	m := debug.NewMetrics(prom, nil)
+	m.ObservePush(2, time.Millisecond)
 	h := debug.NewHandler(reg, nil, nil, m, nil)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	for _, line := range strings.Split(rec.Body.String(), "\n") {
-		if strings.HasPrefix(line, "meshreg_registry_") {
+		if strings.HasPrefix(line, "meshreg_services") || strings.HasPrefix(line, "meshreg_endpoints{") || strings.HasPrefix(line, "meshreg_xds_pushes_total") {
 			fmt.Println(line)
 		}
 	}
 	// Output:
-	// meshreg_registry_diagnostics{severity="Error"} 0
-	// meshreg_registry_diagnostics{severity="Warning"} 0
-	// meshreg_registry_endpoints 1
-	// meshreg_registry_pending_endpoints 0
-	// meshreg_registry_services 1
-	// meshreg_registry_workloads 0
+	// meshreg_endpoints{cluster="east",registry="Kubernetes"} 1
+	// meshreg_services{cluster="east",registry="Kubernetes"} 1
+	// meshreg_xds_pushes_total 1
 }

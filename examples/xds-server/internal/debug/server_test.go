@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/meshreg/meshreg/debughttp"
 	"github.com/meshreg/meshreg/examples/xds-server/internal/debug"
 	"github.com/meshreg/meshreg/model"
@@ -43,7 +45,7 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 // /debug/registry/; the probes and 404s are the server's.
 func TestDebugPages(t *testing.T) {
 	reg := fixture()
-	h := debug.NewHandler(reg, nil, nil, debug.NewMetrics(reg, nil), nil)
+	h := debug.NewHandler(reg, nil, nil, debug.NewMetrics(nil, nil), nil)
 
 	code, body := get(t, h, "/debug/registry/services")
 	var svcs debughttp.Page[debughttp.ServiceSummary]
@@ -82,7 +84,7 @@ func TestDebugPages(t *testing.T) {
 
 func TestReadyzFollowsSync(t *testing.T) {
 	reg := fixture()
-	h := debug.NewHandler(reg, nil, nil, debug.NewMetrics(reg, nil), nil)
+	h := debug.NewHandler(reg, nil, nil, debug.NewMetrics(nil, nil), nil)
 	if code, _ := get(t, h, "/readyz"); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz before sync = %d, want 503", code)
 	}
@@ -103,9 +105,16 @@ func TestReadyzFollowsSync(t *testing.T) {
 	}
 }
 
+// TestMetrics: the server's metrics, and in the same Prometheus registry
+// the registry's own (the library's, from memory.Options.Metrics).
 func TestMetrics(t *testing.T) {
-	reg := fixture()
-	m := debug.NewMetrics(reg, func() debug.Served {
+	prom := prometheus.NewRegistry()
+	reg := memory.New(memory.Options{Metrics: prom})
+	echo := memory.Service("echo", "default").Port("grpc", 8080).Build()
+	reg.AddService(echo)
+	reg.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.1", 9000).Port("grpc").Build(), memory.Endpoint("10.0.0.2", 9000).Port("grpc").Build())
+	reg.AddDiagnostic(model.Diagnostic{Severity: model.Warning, Kind: "EndpointSlice", Namespace: "default", Name: "echo-abc", Message: "odd"})
+	m := debug.NewMetrics(prom, func() debug.Served {
 		return debug.Served{Nodes: 2, Resources: map[string]int{"type.googleapis.com/envoy.config.cluster.v3.Cluster": 3}}
 	})
 	m.ObservePush(3, 2*time.Millisecond)
@@ -119,12 +128,9 @@ func TestMetrics(t *testing.T) {
 		`meshreg_xds_streams 1`,
 		`meshreg_xds_nodes 2`,
 		`meshreg_xds_resources{type="type.googleapis.com/envoy.config.cluster.v3.Cluster"} 3`,
-		`meshreg_registry_services 1`,
-		`meshreg_registry_endpoints 2`,
-		`meshreg_registry_workloads 1`,
-		`meshreg_registry_pending_endpoints 1`,
-		`meshreg_registry_diagnostics{severity="Warning"} 1`,
-		`meshreg_registry_diagnostics{severity="Error"} 0`,
+		`meshreg_services{cluster="cluster-1",registry="Kubernetes"} 1`,
+		`meshreg_endpoints{cluster="cluster-1",registry="Kubernetes"} 2`,
+		`meshreg_diagnostics{cluster="cluster-1",kind="EndpointSlice",registry="Kubernetes",severity="Warning"} 1`,
 	} {
 		if !strings.Contains(body, want+"\n") {
 			t.Errorf("/metrics lacks %q", want)
@@ -147,7 +153,7 @@ func TestServeStopsOnContext(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		serveErr = debug.Serve(ctx, lis, debug.NewHandler(reg, nil, nil, debug.NewMetrics(reg, nil), nil), time.Second, nil)
+		serveErr = debug.Serve(ctx, lis, debug.NewHandler(reg, nil, nil, debug.NewMetrics(nil, nil), nil), time.Second, nil)
 	}()
 	resp, err := http.Get("http://" + lis.Addr().String() + "/healthz")
 	if err != nil {

@@ -162,7 +162,7 @@ func TestProxy(t *testing.T) {
 		lacks    []string
 	}{
 		// From another namespace, c (exported to its own) is not seen.
-		{"/proxy?namespace=web&cluster=east", 200, []string{`"total": 2`, `"10.96.0.1/32"`}, []string{"c.shop"}},
+		{"/proxy?namespace=web&cluster=east", 200, []string{`"total": 2`, `"10.96.0.1"`}, []string{"c.shop"}},
 		{"/proxy?namespace=shop&cluster=east&ip=10.0.0.1", 200, []string{`"total": 3`, `"shop/a.shop.svc.cluster.local:80 -> 8080"`}, nil},
 		{"/proxy?namespace=web&service=shop/a.shop.svc.cluster.local", 200, []string{`"name": "http"`, `"10.1.0.1"`, `"weight": 1`}, nil},
 		{"/proxy?namespace=web&service=shop/c.shop.svc.cluster.local", 404, []string{"not what c.shop.svc.cluster.local names for this proxy"}, nil},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/proxyview"
+	"github.com/meshreg/meshreg/registry"
 )
 
 // ProxyServices is /proxy without service=: the services visible to the
@@ -43,7 +44,9 @@ type ProxyPort struct {
 	Endpoints []ProxyEndpoint `json:"endpoints"`
 }
 
-// ProxyEndpoint is one endpoint as the proxy uses it.
+// ProxyEndpoint is one endpoint as the proxy uses it: a workload it
+// reaches directly, or the gateway that stands for workloads of a network
+// it does not reach.
 type ProxyEndpoint struct {
 	Address  string `json:"address"`
 	Port     uint32 `json:"port"`
@@ -51,9 +54,44 @@ type ProxyEndpoint struct {
 	Health   string `json:"health"`
 	Locality string `json:"locality"`
 	Priority uint32 `json:"priority"`
-	// Gateway is the network a gateway endpoint leads into; "" for a
-	// workload reached directly.
-	Gateway string `json:"gateway,omitempty"`
+	// Gateway is the gateway, for a gateway endpoint.
+	Gateway *registry.DumpNetworkGateway `json:"gateway,omitempty"`
+}
+
+// PortsFor returns a proxy's endpoints of each port of a service, as
+// /proxy shows them.
+func PortsFor(snap *proxyview.Snapshot, p *proxyview.Proxy, svc *model.Service) []ProxyPort {
+	out := []ProxyPort{}
+	for _, port := range svc.Ports {
+		pp := ProxyPort{Name: port.Name, Port: port.Port, Endpoints: []ProxyEndpoint{}}
+		for _, le := range snap.Endpoints(p, svc.Key(), port.Name) {
+			for _, ep := range le.Endpoints {
+				pe := ProxyEndpoint{Address: ep.Address.String(), Port: ep.Port, Weight: ep.Weight, Health: ep.Health.String(),
+					Locality: le.Locality.String(), Priority: le.Priority}
+				if ep.Gateway != nil {
+					g := registry.DumpNetworkGatewayOf(*ep.Gateway)
+					pe.Gateway = &g
+				}
+				pp.Endpoints = append(pp.Endpoints, pe)
+			}
+		}
+		out = append(out, pp)
+	}
+	return out
+}
+
+// VIPStrings writes VIPs as the dump does: a single IP without its
+// prefix length.
+func VIPStrings(vips []netip.Prefix) []string {
+	out := make([]string, 0, len(vips))
+	for _, v := range vips {
+		if v.IsSingleIP() {
+			out = append(out, v.Addr().String())
+		} else {
+			out = append(out, v.String())
+		}
+	}
+	return out
 }
 
 func (h *handler) proxy(w http.ResponseWriter, r *http.Request) {
@@ -80,10 +118,7 @@ func (h *handler) proxy(w http.ResponseWriter, r *http.Request) {
 			out.Inbound = append(out.Inbound, fmt.Sprintf("%s:%d -> %d", t.Service.Key(), t.Port.Port, t.TargetPort))
 		}
 		for _, svc := range page.Items {
-			vs := VisibleService{Hostname: string(svc.Hostname), Namespace: svc.Namespace, Addresses: []string{}}
-			for _, a := range snap.Addresses(p, svc) {
-				vs.Addresses = append(vs.Addresses, a.String())
-			}
+			vs := VisibleService{Hostname: string(svc.Hostname), Namespace: svc.Namespace, Addresses: VIPStrings(snap.Addresses(p, svc))}
 			out.Services.Items = append(out.Services.Items, vs)
 		}
 		h.write(w, out)
@@ -99,22 +134,7 @@ func (h *handler) proxy(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("service %s: not what %s names for this proxy", key, key.Hostname), http.StatusNotFound)
 		return
 	}
-	out := ProxyEndpoints{Generation: snap.Generation(), Service: key.String(), Ports: []ProxyPort{}}
-	for _, port := range svc.Ports {
-		pp := ProxyPort{Name: port.Name, Port: port.Port, Endpoints: []ProxyEndpoint{}}
-		for _, le := range snap.Endpoints(p, key, port.Name) {
-			for _, ep := range le.Endpoints {
-				pe := ProxyEndpoint{Address: ep.Address.String(), Port: ep.Port, Weight: ep.Weight, Health: ep.Health.String(),
-					Locality: le.Locality.String(), Priority: le.Priority}
-				if ep.Gateway != nil {
-					pe.Gateway = string(ep.Gateway.Network)
-				}
-				pp.Endpoints = append(pp.Endpoints, pe)
-			}
-		}
-		out.Ports = append(out.Ports, pp)
-	}
-	h.write(w, out)
+	h.write(w, ProxyEndpoints{Generation: snap.Generation(), Service: key.String(), Ports: PortsFor(snap, p, svc)})
 }
 
 // proxyParams reads the proxy a request describes.

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"strings"
 
-	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/debughttp"
 	"github.com/meshreg/meshreg/proxyview"
-	"github.com/meshreg/meshreg/registry"
 )
 
 // Nodes is what /debug/proxy reads: the xDS server's connected nodes.
@@ -70,29 +68,10 @@ type ProxyInfo struct {
 // ProxyService is one service the proxy sees (the one its hostname names
 // for the proxy), with the VIPs the proxy uses for it.
 type ProxyService struct {
-	Hostname  string      `json:"hostname"`
-	Namespace string      `json:"namespace"`
-	Addresses []string    `json:"addresses"`
-	Ports     []ProxyPort `json:"ports"`
-}
-
-// ProxyPort is one port of a service, with the proxy's endpoints of it.
-type ProxyPort struct {
-	Name      string          `json:"name"`
-	Port      uint32          `json:"port"`
-	Endpoints []ProxyEndpoint `json:"endpoints"`
-}
-
-// ProxyEndpoint is one endpoint as the proxy uses it: a workload it
-// reaches directly, or the gateway that stands for workloads of a network
-// it does not reach.
-type ProxyEndpoint struct {
-	Address  string                       `json:"address"`
-	Port     uint32                       `json:"port"`
-	Locality string                       `json:"locality"`
-	Weight   uint32                       `json:"weight"`
-	Health   string                       `json:"health"`
-	Gateway  *registry.DumpNetworkGateway `json:"gateway,omitempty"`
+	Hostname  string                `json:"hostname"`
+	Namespace string                `json:"namespace"`
+	Addresses []string              `json:"addresses"`
+	Ports     []debughttp.ProxyPort `json:"ports"`
 }
 
 func serveProxy(nodes Nodes, log *slog.Logger) http.HandlerFunc {
@@ -141,47 +120,10 @@ func proxyPage(n Node) ProxyPage {
 		page.Proxy.Labels[k] = v
 	}
 	for _, svc := range s.Services(p) {
-		ps := ProxyService{
+		page.Services = append(page.Services, ProxyService{
 			Hostname: string(svc.Hostname), Namespace: svc.Namespace,
-			Addresses: prefixStrings(s.Addresses(p, svc)), Ports: []ProxyPort{},
-		}
-		for _, port := range svc.Ports {
-			pp := ProxyPort{Name: port.Name, Port: port.Port, Endpoints: []ProxyEndpoint{}}
-			for _, g := range s.Endpoints(p, svc.Key(), port.Name) {
-				for _, ep := range g.Endpoints {
-					pp.Endpoints = append(pp.Endpoints, ProxyEndpoint{
-						Address: ep.Address.String(), Port: ep.Port, Locality: g.Locality.String(),
-						Weight: ep.Weight, Health: ep.Health.String(), Gateway: dumpGateway(ep.Gateway),
-					})
-				}
-			}
-			ps.Ports = append(ps.Ports, pp)
-		}
-		page.Services = append(page.Services, ps)
+			Addresses: debughttp.VIPStrings(s.Addresses(p, svc)), Ports: debughttp.PortsFor(s, p, svc),
+		})
 	}
 	return page
-}
-
-func dumpGateway(g *model.NetworkGateway) *registry.DumpNetworkGateway {
-	if g == nil {
-		return nil
-	}
-	return &registry.DumpNetworkGateway{
-		Network: string(g.Network), Cluster: string(g.Cluster), Address: g.Address, Port: g.Port,
-		HBONEPort: g.HBONEPort, ServiceAccount: g.ServiceAccount, Source: g.Source.String(),
-	}
-}
-
-// prefixStrings writes VIPs as the dump does: a single IP without its
-// prefix length.
-func prefixStrings(ps []netip.Prefix) []string {
-	out := make([]string, 0, len(ps))
-	for _, p := range ps {
-		if p.IsSingleIP() {
-			out = append(out, p.Addr().String())
-		} else {
-			out = append(out, p.String())
-		}
-	}
-	return out
 }

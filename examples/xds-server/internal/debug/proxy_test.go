@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/meshreg/meshreg/debughttp"
 	"github.com/meshreg/meshreg/examples/xds-server/internal/debug"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/proxyview"
@@ -95,7 +96,7 @@ func TestProxyPage(t *testing.T) {
 		// hidden is exported to its own namespace only.
 		Services: []debug.ProxyService{{
 			Hostname: "echo.shop.svc.cluster.local", Namespace: "shop", Addresses: []string{"10.96.0.10"},
-			Ports: []debug.ProxyPort{{Name: "grpc", Port: 8080, Endpoints: []debug.ProxyEndpoint{
+			Ports: []debughttp.ProxyPort{{Name: "grpc", Port: 8080, Endpoints: []debughttp.ProxyEndpoint{
 				{Address: "10.1.0.1", Port: 9000, Locality: "r1/z1", Weight: 1, Health: "Healthy"},
 				// net-b's endpoint, through its gateway, with its weight.
 				{Address: "192.0.2.1", Port: 15443, Locality: "r2/z2", Weight: 3, Health: "Healthy", Gateway: &registryGateway},

@@ -45,6 +45,10 @@ type cluster struct {
 	// entries are the WorkloadEntry instances handed in, by namespace
 	// and name.
 	entries map[string]map[string]*model.WorkloadInstance
+	// exports and imports are the MCS API's ServiceExports and
+	// ServiceImports (Options.MCS), by key.
+	exports map[types.NamespacedName]*exportInfo
+	imports map[types.NamespacedName]*importInfo
 
 	// graph indexes the slices by the pods and addresses their
 	// endpoints take metadata from.
@@ -65,6 +69,8 @@ func newCluster() *cluster {
 		gatewayNodes: map[string]gatewayNode{},
 		gatewayAPI:   map[types.NamespacedName][]model.NetworkGateway{},
 		entries:      map[string]map[string]*model.WorkloadInstance{},
+		exports:      map[types.NamespacedName]*exportInfo{},
+		imports:      map[types.NamespacedName]*importInfo{},
 		graph:        newGraph(),
 	}
 }

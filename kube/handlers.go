@@ -153,7 +153,7 @@ func (c *Controller) onEntry(key types.NamespacedName, we *model.WorkloadInstanc
 	}
 }
 
-// markAll marks dirty every service, slice owner and pod of a namespace,
+// markAll marks dirty every service, slice owner, export, import and pod of a namespace,
 // or of every namespace when ns is "", and the gateways.
 func (c *Controller) markAll(ns string) {
 	c.markGateways()
@@ -163,6 +163,16 @@ func (c *Controller) markAll(ns string) {
 		}
 	}
 	for k := range c.cl.slices {
+		if ns == "" || k.Namespace == ns {
+			c.markService(k)
+		}
+	}
+	for k := range c.cl.exports {
+		if ns == "" || k.Namespace == ns {
+			c.markService(k)
+		}
+	}
+	for k := range c.cl.imports {
 		if ns == "" || k.Namespace == ns {
 			c.markService(k)
 		}

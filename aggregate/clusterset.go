@@ -100,8 +100,9 @@ func (m *merger) findBase(key model.ServiceKey, cs *clusterSet) {
 
 // baseChanged merges the ClusterSet host of a Kubernetes Service again
 // after the Service's contributions changed, and when the Service became
-// or stopped being its base, derives its endpoints anew. The caller
-// holds m.mu.
+// or stopped being its base, derives its endpoints anew. The base changes
+// only when the Service comes with a hostname before the base's, or is
+// the base and goes. The caller holds m.mu.
 func (m *merger) baseChanged(key model.ServiceKey) {
 	csKey, ok := clusterSetKeyOf(key)
 	if !ok {
@@ -112,7 +113,12 @@ func (m *merger) baseChanged(key model.ServiceKey) {
 		return
 	}
 	was, wasBase := cs.base, cs.hasBase
-	m.findBase(csKey, cs)
+	switch contrib := m.contrib[key]; {
+	case kubeContributes(contrib) && (!cs.hasBase || key.Hostname < cs.base.Hostname):
+		cs.base, cs.hasBase = key, true
+	case !kubeContributes(contrib) && cs.hasBase && cs.base == key:
+		m.findBase(csKey, cs) // the base is gone: another, if any (a scan, but rare)
+	}
 	m.mergeClusterSet(csKey)
 	if wasBase != cs.hasBase || was != cs.base {
 		m.deriveAll(csKey)

@@ -152,7 +152,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if c.opts.MCS.ServiceDiscovery {
 		// Before the informers start, so that the initial conversion
 		// waits for the MCS lists when the cluster serves them.
-		infs, retry := c.startMCS()
+		infs, retry := c.startMCS(true)
 		c.informers = append(c.informers, infs...)
 		if retry {
 			t := time.NewTicker(c.opts.MCS.CheckInterval)

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,20 +65,30 @@ func mcsAPIServed(client mcsclient.Interface, resources []string) (bool, error) 
 
 // startMCS looks for the MCS API once and, when the cluster serves it,
 // returns its informers, which the caller starts. retry says to look
-// again later. It runs on Run's goroutine.
-func (c *Controller) startMCS() (infs []informer, retry bool) {
+// again later. Only the first look (first) logs that the API is absent
+// (at Info) or could not be looked for (at Error); the looks again log
+// at Debug. It runs on Run's goroutine.
+func (c *Controller) startMCS(first bool) (infs []informer, retry bool) {
 	resources := mcsResources(c.opts.MCS)
 	served, err := mcsAPIServed(c.opts.MCS.Client, resources)
 	switch {
 	case err != nil:
-		c.log.Error("could not look for the MCS API; no ServiceExports or ServiceImports yet", "err", err)
+		level := slog.LevelDebug // the diagnostic stays until a look succeeds
+		if first {
+			level = slog.LevelError
+		}
+		c.log.Log(context.Background(), level, "could not look for the MCS API; no ServiceExports or ServiceImports yet", "err", err)
 		c.store.SetDiagnostics(mcsDiagnosticsOwner, []model.Diagnostic{{
 			Severity: model.Warning, Kind: "ServiceExport", Cluster: c.opts.ClusterID,
 			Message: fmt.Sprintf("could not look for the MCS API (%v); ServiceExports and ServiceImports are not read until it is found (no Service is exported meanwhile)", err),
 		}})
 		return nil, true
 	case !served:
-		c.log.Info("the cluster does not serve " + mcsGroupVersion + " ServiceExports and ServiceImports (the MCS CRDs are not installed); no Service is exported until it does")
+		level := slog.LevelDebug
+		if first {
+			level = slog.LevelInfo
+		}
+		c.log.Log(context.Background(), level, "the cluster does not serve "+mcsGroupVersion+" ServiceExports and ServiceImports (the MCS CRDs are not installed); no Service is exported until it does")
 		c.store.SetDiagnostics(mcsDiagnosticsOwner, nil)
 		return nil, true
 	}
@@ -117,7 +128,7 @@ type mcsRunner struct {
 // look looks for the MCS API once and starts its informers if it is
 // served; it reports whether to look again.
 func (r *mcsRunner) look() (again bool) {
-	infs, retry := r.c.startMCS()
+	infs, retry := r.c.startMCS(false)
 	if len(infs) > 0 {
 		r.c.informers = append(r.c.informers, infs...)
 		r.waits = append(r.waits, runInformers(r.ctx, infs))

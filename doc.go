@@ -46,7 +46,11 @@
 // them, and to the ServiceEntries. The aggregate.Controller holds
 // registries that are added and removed at run time and answers for all of
 // them: one Service per hostname with each cluster's VIPs, and endpoints
-// kept per shard (provider, cluster).
+// kept per shard (provider, cluster). With Kubernetes Multi-Cluster
+// Services (kube.MCSOptions, Istio's ENABLE_MCS_* switches, off by
+// default), ServiceExports decide which endpoints other clusters' proxies
+// may be sent (model.Endpoint.Discoverability), and ServiceImports give
+// name.namespace.svc.clusterset.local services.
 //
 // # Packages
 //

@@ -30,6 +30,27 @@
 //     registry in WorkloadEntriesOnly mode under that cluster's ID, which
 //     kube/multicluster adds with the cluster's kube registry.
 //
+// With Kubernetes Multi-Cluster Services (kube.MCSOptions), the clusters'
+// ServiceExports and ServiceImports meet here, as in Istio:
+//
+//   - the ClusterSet host name.namespace.svc.clusterset.local that the
+//     importing clusters contribute is the merged Service of that name
+//     under the ClusterSet hostname, with every importing cluster's
+//     ClusterSet IPs as its VIPs there (Passthrough when the imports are
+//     headless); none while no cluster has the Service, and each import
+//     says so. It beats a ServiceEntry of its name;
+//   - its endpoints are every cluster's endpoints of the Service: an
+//     importing cluster's as its registry gives them (always
+//     discoverable while it exports the Service), and those of a cluster
+//     that does not import it discoverable from that cluster alone
+//     (Istio's rule: a cluster's own import governs whether its
+//     endpoints reach other clusters under the ClusterSet host);
+//   - the merged Service carries every cluster's export
+//     (model.Service.Exports), and the exports that conflict with the
+//     oldest one (a port of one name with another number or protocol,
+//     or another type, headless or not) are reported, by the MCS API's
+//     conflict resolution; nothing is written to the API.
+//
 // The merged state depends on the registries' objects only, never on the
 // order registries were added or their events arrived.
 //

@@ -31,6 +31,14 @@ type merger struct {
 	// mesh networks, given by address.
 	gateways shards.Map[[]model.NetworkGateway]
 	static   []model.NetworkGateway
+	// clusterSets holds the ClusterSet hosts that Kubernetes shards
+	// contribute, with the Service each imports, and derived the
+	// endpoints the merger derives for them (see clusterset.go); empty
+	// unless a member reads ServiceImports.
+	clusterSets map[model.ServiceKey]*clusterSet
+	derived     map[model.ServiceKey]shards.Map[rawList]
+	// conflicted holds the Services whose exports conflict.
+	conflicted map[model.ServiceKey]bool
 }
 
 // rawList is a shard's endpoints of a service as its registry published
@@ -43,6 +51,9 @@ type merger struct {
 type rawList struct {
 	eps  []*model.Endpoint
 	kept bool
+	// recast, for a list the merger derived (see clusterset.go), holds
+	// the copies it made; nil for a member's list.
+	recast *index.Recast
 }
 
 func newMerger(static []model.NetworkGateway) *merger {
@@ -51,6 +62,10 @@ func newMerger(static []model.NetworkGateway) *merger {
 		contrib: map[model.ServiceKey]shards.Map[*model.Service]{},
 		raw:     map[model.ServiceKey]shards.Map[rawList]{},
 		static:  static,
+
+		clusterSets: map[model.ServiceKey]*clusterSet{},
+		derived:     map[model.ServiceKey]shards.Map[rawList]{},
+		conflicted:  map[model.ServiceKey]bool{},
 	}
 	m.st.setGateways(m.mergedGateways())
 	return m
@@ -121,7 +136,22 @@ func (m *merger) setContribution(key model.ServiceKey, shard model.ShardKey, svc
 	} else {
 		m.contrib[key] = byShard
 	}
+	if key.Hostname.IsClusterSet() {
+		m.setClusterSetContribution(key, shard)
+		return
+	}
 	merged, diags := mergeService(byShard)
+	m.publish(key, merged, diags)
+	m.setExportConflicts(key, byShard)
+	if len(m.clusterSets) > 0 {
+		m.baseChanged(key)
+	}
+}
+
+// publish makes merged (nil: none) the store's service of key, with the
+// merge's diagnostics, and pushes every shard's endpoints again when the
+// service's ports changed. The caller holds m.mu.
+func (m *merger) publish(key model.ServiceKey, merged *model.Service, diags []model.Diagnostic) {
 	m.st.setDiagnostics(key.String(), diags)
 	prev := m.st.ServiceByKey(key)
 	if merged == nil {
@@ -130,8 +160,7 @@ func (m *merger) setContribution(key model.ServiceKey, shard model.ShardKey, svc
 	}
 	m.st.upsertService(merged)
 	if prev == nil || !slices.Equal(prev.Ports, merged.Ports) {
-		byShard := m.raw[key]
-		for _, shard := range byShard.Keys() {
+		for _, shard := range m.listShards(key) {
 			m.pushEndpoints(key, shard, merged, rawList{})
 		}
 	}
@@ -153,7 +182,14 @@ func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []
 	} else {
 		m.raw[key] = byShard
 	}
-	m.pushEndpoints(key, shard, m.st.ServiceByKey(key), prev)
+	if len(m.clusterSets) == 0 {
+		m.pushEndpoints(key, shard, m.st.ServiceByKey(key), prev)
+		return
+	}
+	if !m.derives(key, shard) {
+		m.pushEndpoints(key, shard, m.st.ServiceByKey(key), prev)
+	} // else the store has the merger's list, not the member's
+	m.baseEndpointsChanged(key, shard)
 }
 
 // pushEndpoints hands the store a shard's endpoints of a service, keeping
@@ -168,8 +204,7 @@ func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []
 // comes so, and the endpoints it leaves alone are the ones least likely
 // to be in the processor's cache. The caller holds m.mu.
 func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *model.Service, prev rawList) {
-	byShard := m.raw[key]
-	raw, ok := byShard.Get(shard)
+	raw, ok := m.listOf(key, shard)
 	var trail index.Trail // along prev, if kept: its endpoints have ports svc has
 	if prev.kept {
 		trail = index.NewTrail(prev.eps)
@@ -189,7 +224,7 @@ func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *
 	kept := first == len(raw.eps)
 	if ok {
 		raw.kept = kept
-		byShard.Set(shard, raw) // in place: the shard is present
+		m.keepList(key, shard, raw)
 	}
 	if kept {
 		m.st.setEndpoints(shard, key, raw.eps)

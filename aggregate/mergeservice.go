@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/meshreg/meshreg/internal/shards"
 	"github.com/meshreg/meshreg/model"
@@ -20,8 +21,9 @@ import (
 // losing ServiceEntries are reported and contribute nothing (the store
 // hides their shards' endpoints: see visible). Versions of
 // the winning provider are merged: the first by cluster ID gives every
-// attribute, VIPs and external addresses are kept per cluster, service
-// accounts are unioned, and a version whose ports or other attributes
+// attribute, VIPs, external addresses and exports (Kubernetes
+// Multi-Cluster Services) are kept per cluster, service accounts are
+// unioned, and a version whose ports or other attributes
 // (resolution, mesh-external, external name, exportTo) differ from the
 // first's is reported. Ordering by cluster ID, not by arrival, keeps the result a
 // function of the objects alone.
@@ -73,6 +75,14 @@ func mergeService(byShard shards.Map[*model.Service]) (*model.Service, []model.D
 			}
 			if _, ok := out.ExternalAddresses[c]; !ok {
 				out.ExternalAddresses[c] = slices.Clone(addrs)
+			}
+		}
+		for c, t := range svc.Exports {
+			if out.Exports == nil {
+				out.Exports = map[model.ClusterID]time.Time{}
+			}
+			if _, ok := out.Exports[c]; !ok {
+				out.Exports[c] = t
 			}
 		}
 		accounts = append(accounts, svc.ServiceAccounts...)

@@ -3,16 +3,19 @@ package aggregate_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/meshreg/meshreg/aggregate"
+	"github.com/meshreg/meshreg/internal/manifest"
 	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -23,14 +26,17 @@ var update = flag.Bool("update", false, "rewrite the want.json goldens of the ag
 // TestScenarios runs every testdata/scenarios/agg-* scenario through the
 // aggregate, built exactly as the examples build it: one manifest cluster
 // per cluster-<ID>.yaml (the first by name is the config cluster, whose
-// ServiceEntries are read; WorkloadEntries are read from every cluster),
-// with the scenario's
-// mesh-networks.yaml as Options.MeshNetworks when it has one, run until
-// synced. When the scenario has a remove.txt, the clusters it lists (one
-// per line) are then removed, every registry of theirs, and the remaining
-// registries settle. The dump must equal want.json. Run with -update to rewrite the
-// goldens, then read every changed one: a golden is right only if it says
-// what the scenario's comments say should happen.
+// ServiceEntries are read; WorkloadEntries are read from every cluster), with the scenario's
+// mesh-networks.yaml as Options.MeshNetworks when it has one and its
+// options.json's switches (scenarioOptions), run until synced. Then come
+// the removals: the clusters a remove.txt lists (one per line) are
+// removed, and the objects of a removed-<ID>.yaml, which cluster <ID>
+// held from the start, are deleted from it. The dump must equal
+// want.json. (The oracle, hack/oracle/goldens.sh, reads the clusters
+// that remain, cluster-*.yaml alone: the state after the removals.) Run
+// with -update to rewrite the goldens, then read every changed one: a
+// golden is right only if it says what the scenario's comments say
+// should happen.
 func TestScenarios(t *testing.T) {
 	dirs, err := filepath.Glob("../testdata/scenarios/agg-*")
 	if err != nil {
@@ -67,14 +73,33 @@ func runScenario(t *testing.T, dir string) []byte {
 		t.Fatalf("no cluster-*.yaml in %s", dir)
 	}
 	var cfg sources.Config
+	removed := map[model.ClusterID]string{} // cluster → its manifests without the removed objects
 	for _, f := range files {
 		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "cluster-"), ".yaml")
-		cfg.Clusters = append(cfg.Clusters, sources.Cluster{ID: model.ClusterID(id), Manifests: f})
+		c := sources.Cluster{ID: model.ClusterID(id), Manifests: f}
+		if extra, err := os.ReadFile(filepath.Join(dir, "removed-"+id+".yaml")); err == nil {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.FS, c.Manifests = fstest.MapFS{"kept.yaml": {Data: data}, "removed.yaml": {Data: extra}}, "."
+			removed[c.ID] = f
+		}
+		cfg.Clusters = append(cfg.Clusters, c)
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, "mesh-networks.yaml")); err == nil {
 		if cfg.MeshNetworks, err = aggregate.ParseMeshNetworks(data); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "options.json")); err == nil {
+		var so scenarioOptions
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&so); err != nil {
+			t.Fatalf("options.json: %v", err)
+		}
+		cfg.MCS = sources.MCS{ServiceDiscovery: so.MCS.ServiceDiscovery, Host: so.MCS.Host, ClusterLocal: so.MCS.ClusterLocal}
 	}
 	built, err := sources.Build(cfg)
 	if err != nil {
@@ -101,11 +126,64 @@ func runScenario(t *testing.T, dir string) []byte {
 		// goroutines.
 		waitSettled(t, built.Aggregate)
 	}
+	if len(removed) > 0 {
+		before := dumpOf(t, built.Discovery)
+		for id, f := range removed {
+			objs, err := manifest.LoadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := built.Manifests[id].Apply(objs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return settledDump(t, built.Discovery, before)
+	}
+	return dumpOf(t, built.Discovery)
+}
+
+// scenarioOptions is the optional options.json of an aggregate scenario.
+type scenarioOptions struct {
+	// MCS switches Multi-Cluster Services on in every cluster
+	// (kube.MCSOptions).
+	MCS struct {
+		ServiceDiscovery bool `json:"serviceDiscovery"`
+		Host             bool `json:"host"`
+		ClusterLocal     bool `json:"clusterLocal"`
+	} `json:"mcs"`
+}
+
+func dumpOf(t *testing.T, d registry.Discovery) []byte {
+	t.Helper()
 	var out bytes.Buffer
-	if err := registry.WriteJSON(&out, built.Discovery); err != nil {
+	if err := registry.WriteJSON(&out, d); err != nil {
 		t.Fatal(err)
 	}
 	return out.Bytes()
+}
+
+// settledDump waits for the dump of d to move from before (the objects'
+// deletion must change something: it is what the scenario shows) and
+// then to hold still for a while, and returns it. The deletions travel
+// from the fake API through informers and registries with no signal of
+// their arrival, so stillness stands in for one.
+func settledDump(t *testing.T, d registry.Discovery, before []byte) []byte {
+	t.Helper()
+	const still = 300 * time.Millisecond
+	deadline := time.Now().Add(20 * time.Second)
+	last, since := before, time.Now()
+	for {
+		cur := dumpOf(t, d)
+		switch {
+		case !bytes.Equal(cur, last):
+			last, since = cur, time.Now()
+		case !bytes.Equal(cur, before) && time.Since(since) >= still:
+			return cur
+		case time.Now().After(deadline):
+			t.Fatal("the removals did not settle (or changed nothing)")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func waitSynced(t *testing.T, r interface{ HasSynced() bool }) {

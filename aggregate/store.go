@@ -134,7 +134,7 @@ func (s *mergedStore) withdraw(set *mergedSet, prev, cur *model.Service) {
 	changed := false
 	for shard, eps := range set.byShard.All() {
 		if visible(prev, shard) && !visible(cur, shard) {
-			s.byIP.Remove(eps)
+			s.byIP.Remove(&set.owner, eps)
 			s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: set.owner.Key})
 			changed = true
 		}

@@ -46,6 +46,10 @@ type cluster struct {
 	// then by key (the cluster's and, under aggregate.ShareAcrossClusters,
 	// other clusters' entries, which may share a namespace and name).
 	entries map[string]map[model.WorkloadKey]*model.WorkloadInstance
+	// exports and imports are the MCS API's ServiceExports and
+	// ServiceImports (Options.MCS), by key.
+	exports map[types.NamespacedName]*exportInfo
+	imports map[types.NamespacedName]*importInfo
 
 	// graph indexes the slices by the pods and addresses their
 	// endpoints take metadata from.
@@ -66,6 +70,8 @@ func newCluster() *cluster {
 		gatewayNodes: map[string]gatewayNode{},
 		gatewayAPI:   map[types.NamespacedName][]model.NetworkGateway{},
 		entries:      map[string]map[model.WorkloadKey]*model.WorkloadInstance{},
+		exports:      map[types.NamespacedName]*exportInfo{},
+		imports:      map[types.NamespacedName]*importInfo{},
 		graph:        newGraph(),
 	}
 }

@@ -166,8 +166,21 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	mcs := &mcsRunner{c: c, ctx: ctx}
+	var lookAgain <-chan time.Time
+	if c.opts.MCS.ServiceDiscovery {
+		// Before the informers start, so that the initial conversion
+		// waits for the MCS lists when the cluster serves them.
+		infs, retry := c.startMCS(true)
+		c.informers = append(c.informers, infs...)
+		if retry {
+			t := time.NewTicker(c.opts.MCS.CheckInterval)
+			defer t.Stop()
+			lookAgain = t.C
+		}
+	}
 	wait := runInformers(ctx, c.informers)
-	defer func() { cancel(); wait() }()
+	defer func() { cancel(); wait(); mcs.wait() }()
 	poll := time.NewTicker(syncPoll)
 	defer poll.Stop()
 	for {
@@ -176,6 +189,10 @@ func (c *Controller) Run(ctx context.Context) error {
 			return nil
 		case <-c.in.wake:
 		case <-poll.C:
+		case <-lookAgain:
+			if !mcs.look() {
+				lookAgain = nil
+			}
 		}
 		if c.step() {
 			poll.Stop() // primed: the inbox's signal is enough
@@ -261,7 +278,7 @@ func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
 // put with the object, or nil on delete. Tombstones are unwrapped;
 // objects of other types are ignored.
 func handle[T interface {
-	*corev1.Service | *sliceInfo | *podInfo | *corev1.Node | *corev1.Namespace | *gatewayInfo
+	*corev1.Service | *sliceInfo | *podInfo | *corev1.Node | *corev1.Namespace | *gatewayInfo | *exportInfo | *importInfo
 	GetNamespace() string
 	GetName() string
 }](c *Controller, pending func(ch *changes) map[types.NamespacedName]T) cache.ResourceEventHandler {

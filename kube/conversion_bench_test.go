@@ -83,7 +83,7 @@ func BenchmarkSliceToEndpoints(b *testing.B) {
 		for i := range ses {
 			meta := podEndpoint(info, env)
 			out := column{eps: make([]*model.Endpoint, len(svc.Ports)), n: 1}
-			sliceEndpoints(out, svc, &ses[i], &meta, endpointHealth(ses[i].conditions, false), column{})
+			sliceEndpoints(out, svc, &ses[i], &meta, endpointHealth(ses[i].conditions, false), model.AlwaysDiscoverable, column{})
 			eps = append(eps, out.eps...)
 		}
 		if len(eps) != 200 {

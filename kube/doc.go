@@ -91,6 +91,36 @@
 //     in Istio, unless Options.GatewayNamespaces names the ones that may:
 //     a mesh of tenants that do not trust each other should set it.
 //
+// # Multi-Cluster Services
+//
+// With Options.MCS, the controller reads the MCS API's ServiceExports and
+// ServiceImports (multicluster.x-k8s.io/v1alpha1, through MCSOptions.Client)
+// as Istio's three switches do, each needing the one before:
+//
+//   - ServiceDiscovery (ENABLE_MCS_SERVICE_DISCOVERY): a Service's
+//     endpoints, its WorkloadEntries' included, are
+//     model.AlwaysDiscoverable while the cluster has a ServiceExport of
+//     its name, else model.DiscoverableFromSameCluster (for this
+//     cluster's proxies only); the Service records the export
+//     (model.Service.Exports). An export of a Service the cluster lacks
+//     exports nothing (a diagnostic).
+//   - Host (ENABLE_MCS_HOST): a ServiceImport with ClusterSet IPs
+//     (spec.ips) gives name.namespace.svc.clusterset.local, a copy of the
+//     cluster's Service of that name (else a service of the import's
+//     ports) with the import's IPs as its VIPs, and the Service's
+//     endpoints, always discoverable while the cluster exports it. A
+//     headless import gives it as Passthrough without VIPs (Istio gives
+//     none); an import without IPs gives none, with a diagnostic. The
+//     ClusterSet host is no proxy target. An aggregate completes it with
+//     the merged Service's attributes and the other clusters' endpoints.
+//   - ClusterLocal (ENABLE_MCS_CLUSTER_LOCAL): the cluster.local host's
+//     endpoints are for this cluster's proxies only.
+//
+// When the cluster does not serve the MCS API (its CRDs are not
+// installed), Run logs it, exports nothing, and looks again every
+// MCSOptions.CheckInterval; once it is served, the controller reads it
+// without a restart.
+//
 // # Bad input
 //
 // Nothing panics and nothing unrelated is lost. A Service's duplicate or
@@ -99,5 +129,6 @@
 // and malformed slice addresses are diagnostics; slices of a missing
 // Service are held, with a diagnostic, until it exists; slices without a
 // kubernetes.io/service-name label are ignored; pods without an IP yield
-// no workload.
+// no workload. A ServiceImport's malformed IPs and bad ports are dropped,
+// with a diagnostic.
 package kube

@@ -110,13 +110,21 @@ type endpointEnv interface {
 	cluster() model.ClusterID
 }
 
+// endpointTraits are what a service's endpoints take from the service
+// besides its ports: whether it drains them (see endpointHealth), and
+// their discoverability (see endpointDiscoverability), which prev's
+// endpoints must have too.
+type endpointTraits struct {
+	draining bool
+	disc     model.Discoverability
+}
+
 // serviceEndpoints computes a service's endpoints (see the stages above)
 // from its slices (in any order), reusing prev's, and returns them with
 // the slices' diagnostics and the memo of this computation, which
 // replaces prev: it holds prev's arrays, or w keeps them for a later
-// computation. draining is whether the service drains its endpoints (see
-// endpointHealth).
-func serviceEndpoints(ns string, svc *model.Service, draining bool, slicesIn []*sliceInfo, env endpointEnv, prev *endpointMemo, w *endpointWork) ([]*model.Endpoint, []model.Diagnostic, endpointMemo) {
+// computation.
+func serviceEndpoints(ns string, svc *model.Service, tr endpointTraits, slicesIn []*sliceInfo, env endpointEnv, prev *endpointMemo, w *endpointWork) ([]*model.Endpoint, []model.Diagnostic, endpointMemo) {
 	if svc.Resolution == model.Alias {
 		return nil, nil, endpointMemo{} // ExternalName services have no endpoints
 	}
@@ -198,9 +206,9 @@ func serviceEndpoints(ns string, svc *model.Service, draining bool, slicesIn []*
 			w.anon = env.anonymous(se.addresses, se.nodeName)
 			meta = &w.anon
 		}
-		sliceEndpoints(eps, svc, &se, meta, endpointHealth(se.conditions, draining), old)
+		sliceEndpoints(eps, svc, &se, meta, endpointHealth(se.conditions, tr.draining), tr.disc, old)
 	}
-	memo.entries = entryEndpoints(ns, svc, env, prev.entries)
+	memo.entries = entryEndpoints(ns, svc, tr.disc, env, prev.entries)
 	if inPlace {
 		copy(memo.merged, merged) // after the walk, which reads prev's
 	} else {
@@ -327,9 +335,9 @@ func carryOver(memo, prev *endpointMemo, align []int, nports int) {
 // sliceEndpoints fills eps, one per service port, with the endpoints of
 // one slice endpoint: for each port the slice serves (a slice port of the
 // same name), meta with the slice endpoint's addresses (in the pod's
-// order when they are the pod's), port and state. An endpoint equal to
-// the one old holds for the port is taken from it.
-func sliceEndpoints(eps column, svc *model.Service, se *sliceEndpoint, meta *model.Endpoint, st endpointState, old column) {
+// order when they are the pod's), port, state and discoverability. An
+// endpoint equal to the one old holds for the port is taken from it.
+func sliceEndpoints(eps column, svc *model.Service, se *sliceEndpoint, meta *model.Endpoint, st endpointState, disc model.Discoverability, old column) {
 	// A pod's addresses, when the slices list them, in the pod's order
 	// (primary first; IPv6 first in an IPv6-primary cluster).
 	own := sameAddresses(meta.Addresses, se.addresses)
@@ -348,6 +356,7 @@ func sliceEndpoints(eps column, svc *model.Service, se *sliceEndpoint, meta *mod
 		ep.ServicePortName = p.Name
 		ep.Health, ep.Serving = st.health, st.serving
 		ep.Hints = se.hints
+		ep.Discoverability = disc
 		if o := old.at(k); o.Equals(&ep) {
 			eps.set(k, o)
 			continue
@@ -371,9 +380,11 @@ func sameAddresses(a, b []netip.Addr) bool {
 }
 
 // entryEndpoints returns the endpoints of the WorkloadEntries a service
-// selects, in the order of their keys (by cluster, then name), taking
+// selects, in the order of their keys (by cluster, then name), with the
+// service's discoverability (its slice endpoints' in the cluster: Istio
+// leaves a WorkloadEntry's always discoverable, see the README), taking
 // from prev those that did not change.
-func entryEndpoints(ns string, svc *model.Service, env endpointEnv, prev []*model.Endpoint) []*model.Endpoint {
+func entryEndpoints(ns string, svc *model.Service, disc model.Discoverability, env endpointEnv, prev []*model.Endpoint) []*model.Endpoint {
 	entries := env.entries(ns)
 	if len(entries) == 0 {
 		return nil
@@ -385,6 +396,7 @@ func entryEndpoints(ns string, svc *model.Service, env endpointEnv, prev []*mode
 			continue
 		}
 		for _, ep := range workloadEntryEndpoints(svc, we, env.cluster()) {
+			ep.Discoverability = disc // ep is new, not shared yet
 			if i := slices.IndexFunc(prev, ep.Equals); i >= 0 {
 				ep = prev[i]
 			}

@@ -70,7 +70,7 @@ func compute(t *testing.T, svc *corev1.Service, env endpointEnv, prev *endpointM
 		infos[i] = newSliceInfo(s)
 	}
 	var w endpointWork
-	return serviceEndpoints(svc.Namespace, converted, false, infos, env, prev, &w)
+	return serviceEndpoints(svc.Namespace, converted, endpointTraits{}, infos, env, prev, &w)
 }
 
 // The endpoints come out in the order the store keeps them
@@ -202,24 +202,24 @@ func TestSliceEndpoints(t *testing.T) {
 	st := endpointState{health: model.Draining, serving: true}
 	col := func() column { return column{eps: make([]*model.Endpoint, 2), n: 1} }
 	got := col()
-	sliceEndpoints(got, svc, se, meta, st, column{})
+	sliceEndpoints(got, svc, se, meta, st, model.AlwaysDiscoverable, column{})
 	if ep := got.at(0); ep == nil || got.at(1) != nil || ep.Port != 8080 || ep.ServicePortName != "http" || ep.Health != model.Draining ||
 		!ep.Serving || ep.Cluster != "c1" || !slices.Equal(ep.Addresses, se.addresses) {
 		t.Errorf("sliceEndpoints = %+v", got.eps)
 	}
 	again := col()
-	sliceEndpoints(again, svc, se, meta, st, got)
+	sliceEndpoints(again, svc, se, meta, st, model.AlwaysDiscoverable, got)
 	if again.at(0) != got.at(0) {
 		t.Error("an equal endpoint was not taken from old")
 	}
-	sliceEndpoints(again, svc, se, meta, endpointState{health: model.Healthy, serving: true}, got)
+	sliceEndpoints(again, svc, se, meta, endpointState{health: model.Healthy, serving: true}, model.AlwaysDiscoverable, got)
 	if again.at(0) == got.at(0) || again.at(0).Health != model.Healthy {
 		t.Errorf("a changed endpoint was taken from old: %+v", again.at(0))
 	}
 	// A pod's own addresses, in the pod's order, are kept.
 	meta.Addresses = []netip.Addr{netip.MustParseAddr("fd00::1"), netip.MustParseAddr("10.0.0.1")}
 	se.addresses = []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("fd00::1")}
-	sliceEndpoints(again, svc, se, meta, st, column{})
+	sliceEndpoints(again, svc, se, meta, st, model.AlwaysDiscoverable, column{})
 	if &again.at(0).Addresses[0] != &meta.Addresses[0] {
 		t.Errorf("addresses %v: want the pod's, in its order", again.at(0).Addresses)
 	}

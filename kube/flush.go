@@ -24,7 +24,14 @@ type svcState struct {
 	svc       *model.Service
 	diags     []model.Diagnostic // the conversion's
 	drains    bool               // see Controller.drains
-	memo      endpointMemo
+	// disc is the discoverability of the memo's endpoints (Options.MCS).
+	disc model.Discoverability
+	memo endpointMemo
+	// exported is svc with the cluster's export (Service.Exports), for
+	// as long as the cluster exports it.
+	exported *model.Service
+	// clusterSet is the service's ClusterSet host (Options.MCS.Host).
+	clusterSet clusterSetMemo
 }
 
 // flush converts everything dirty and writes the results to the store:
@@ -84,15 +91,27 @@ func (c *Controller) syncService(key types.NamespacedName, env clusterView) {
 		c.store.SetEndpoints(skey, nil)
 		var diags []model.Diagnostic
 		if c.namespaceSelected(key.Namespace) {
-			diags = c.orphanSliceDiagnostics(key)
+			diags = append(c.orphanSliceDiagnostics(key), c.orphanExportDiagnostics(key)...)
 		}
 		c.store.SetDiagnostics(serviceOwner(key), diags)
+		if c.opts.MCS.Host {
+			c.writeClusterSet(key, nil, nil)
+		}
 		return
 	}
 	st := c.state(key, obj)
-	eps, diags, memo := serviceEndpoints(key.Namespace, st.svc, st.drains, c.slicesOf(key), env, &st.memo, &c.work)
+	if disc := c.discoverability(key, false); disc != st.disc {
+		// Every endpoint differs: none of the memo's is of use.
+		st.memo, st.disc = endpointMemo{}, disc
+	}
+	eps, diags, memo := serviceEndpoints(key.Namespace, st.svc, st.traits(), c.slicesOf(key), env, &st.memo, &c.work)
 	st.memo = memo
 	c.writeService(key, st, eps, diags)
+}
+
+// traits returns what the service's endpoints take from it.
+func (st *svcState) traits() endpointTraits {
+	return endpointTraits{draining: st.drains, disc: st.disc}
 }
 
 // state returns a service's state for its current object: the one kept,
@@ -127,9 +146,20 @@ func (c *Controller) nsTraffic(ns string) string {
 // writeService writes a converted service, its endpoints and its
 // diagnostics (the conversion's and the endpoints') to the store.
 func (c *Controller) writeService(key types.NamespacedName, st *svcState, eps []*model.Endpoint, diags []model.Diagnostic) {
-	c.store.UpsertService(st.svc)
-	c.store.SetEndpoints(st.svc.Key(), eps)
+	svc := st.svc
+	if e := c.cl.exports[key]; e != nil {
+		if st.exported == nil {
+			st.exported = svc
+		}
+		st.exported = exportedService(st.exported, c.opts.ClusterID, e.created)
+		svc = st.exported
+	}
+	c.store.UpsertService(svc)
+	c.store.SetEndpoints(svc.Key(), eps) // sorts eps, if they are not
 	c.store.SetDiagnostics(serviceOwner(key), append(st.diags, diags...))
+	if c.opts.MCS.Host {
+		c.writeClusterSet(key, st, eps)
+	}
 }
 
 // slicesOf returns the slices of a service, in the work buffer.

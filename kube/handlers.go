@@ -171,7 +171,7 @@ func (c *Controller) onEntry(key model.WorkloadKey, we *model.WorkloadInstance) 
 	}
 }
 
-// markAll marks dirty every service, slice owner and pod of a namespace,
+// markAll marks dirty every service, slice owner, export, import and pod of a namespace,
 // or of every namespace when ns is "", and the gateways.
 func (c *Controller) markAll(ns string) {
 	c.markGateways()
@@ -181,6 +181,16 @@ func (c *Controller) markAll(ns string) {
 		}
 	}
 	for k := range c.cl.slices {
+		if ns == "" || k.Namespace == ns {
+			c.markService(k)
+		}
+	}
+	for k := range c.cl.exports {
+		if ns == "" || k.Namespace == ns {
+			c.markService(k)
+		}
+	}
+	for k := range c.cl.imports {
 		if ns == "" || k.Namespace == ns {
 			c.markService(k)
 		}

@@ -35,6 +35,8 @@ type changes struct {
 	namespaces map[types.NamespacedName]*corev1.Namespace
 	entries    map[model.WorkloadKey]*model.WorkloadInstance
 	gateways   map[types.NamespacedName]*gatewayInfo
+	exports    map[types.NamespacedName]*exportInfo
+	imports    map[types.NamespacedName]*importInfo
 	// mesh is the latest SetMeshNetworks, nil when none is pending.
 	mesh *meshChange
 }
@@ -48,11 +50,13 @@ func newChanges() changes {
 		namespaces: map[types.NamespacedName]*corev1.Namespace{},
 		entries:    map[model.WorkloadKey]*model.WorkloadInstance{},
 		gateways:   map[types.NamespacedName]*gatewayInfo{},
+		exports:    map[types.NamespacedName]*exportInfo{},
+		imports:    map[types.NamespacedName]*importInfo{},
 	}
 }
 
 func (ch *changes) empty() bool {
-	return ch.mesh == nil && len(ch.services)+len(ch.slices)+len(ch.pods)+len(ch.nodes)+len(ch.namespaces)+len(ch.entries)+len(ch.gateways) == 0
+	return ch.mesh == nil && len(ch.services)+len(ch.slices)+len(ch.pods)+len(ch.nodes)+len(ch.namespaces)+len(ch.entries)+len(ch.gateways)+len(ch.exports)+len(ch.imports) == 0
 }
 
 func newInbox() *inbox {
@@ -111,6 +115,8 @@ func emptied(ch changes) changes {
 	ch.namespaces = emptiedMap(ch.namespaces)
 	ch.entries = emptiedMap(ch.entries)
 	ch.gateways = emptiedMap(ch.gateways)
+	ch.exports = emptiedMap(ch.exports)
+	ch.imports = emptiedMap(ch.imports)
 	ch.mesh = nil
 	return ch
 }
@@ -150,5 +156,11 @@ func (c *Controller) apply(ch changes) {
 	}
 	for k, gw := range ch.gateways {
 		c.onGateway(k, gw)
+	}
+	for k, e := range ch.exports {
+		c.onExport(k, e)
+	}
+	for k, i := range ch.imports {
+		c.onImport(k, i)
 	}
 }

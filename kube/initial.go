@@ -66,6 +66,7 @@ func (c *Controller) prime() int {
 			keys = append(keys, key) // slices without their service
 		}
 	}
+	keys = c.mcsOnlyKeys(keys)
 	c.syncServices(keys, func() {
 		c.store.Reserve(len(c.cl.services), len(c.cl.pods))
 		// The store is empty: syncPod of every pod would publish
@@ -207,8 +208,9 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 		}
 		w.slices = slices.AppendSeq(w.slices[:0], maps.Values(c.cl.slices[key]))
 		var memo endpointMemo
-		r.eps, r.diags, memo = serviceEndpoints(key.Namespace, st.svc, st.drains, w.slices, env, &endpointMemo{}, w)
-		r.st = &svcState{obj: st.obj, nsTraffic: st.nsTraffic, svc: st.svc, diags: st.diags, drains: st.drains, memo: memo}
+		r.st = &svcState{obj: st.obj, nsTraffic: st.nsTraffic, svc: st.svc, diags: st.diags, drains: st.drains, disc: c.discoverability(key, false)}
+		r.eps, r.diags, memo = serviceEndpoints(key.Namespace, st.svc, r.st.traits(), w.slices, env, &endpointMemo{}, w)
+		r.st.memo = memo
 		return r
 	}
 	var (

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	mcsclient "sigs.k8s.io/mcs-api/pkg/client/clientset/versioned"
 
 	"github.com/meshreg/meshreg/model"
 )
@@ -110,7 +112,58 @@ type Options struct {
 	// "Operating meshreg" lists them), from New until Run returns.
 	// Default: nil, no metrics and no cost.
 	Metrics prometheus.Registerer
+	// MCS configures Kubernetes Multi-Cluster Services: the MCS API's
+	// ServiceExports and ServiceImports (multicluster.x-k8s.io/v1alpha1,
+	// the version Istio reads), as Istio's three switches do. Default:
+	// every switch off, as in Istio.
+	MCS MCSOptions
 }
+
+// MCSOptions configure Kubernetes Multi-Cluster Services. Each switch
+// needs the one before it, as in Istio (where a switch without the one
+// before has no effect; here New refuses it).
+type MCSOptions struct {
+	// Client is the cluster's MCS API client, through which the
+	// controller reads ServiceExports and ServiceImports. Required by
+	// ServiceDiscovery. When the cluster does not serve the MCS API (its
+	// CRDs are not installed), Run logs it and looks again every
+	// CheckInterval; until it does, no Service is exported. Default nil.
+	Client mcsclient.Interface
+
+	// ServiceDiscovery is Istio's ENABLE_MCS_SERVICE_DISCOVERY: a
+	// Service's endpoints in this cluster may be sent to other clusters'
+	// proxies (model.AlwaysDiscoverable) only while the cluster has a
+	// ServiceExport of the Service's name; otherwise only to this
+	// cluster's (model.DiscoverableFromSameCluster). Default false: every
+	// endpoint is always discoverable.
+	ServiceDiscovery bool
+
+	// Host is Istio's ENABLE_MCS_HOST: a ServiceImport of this cluster
+	// with ClusterSet IPs (spec.ips) gives the service
+	// name.namespace.svc.clusterset.local, with those IPs as its VIPs in
+	// this cluster, and one of type Headless gives it as Passthrough;
+	// its endpoints here are those of the cluster's Service of that
+	// name, discoverable from other clusters while the cluster exports
+	// it. An aggregate gives it the attributes of the merged Service, and
+	// the endpoints of the clusters that do not import it (see the
+	// aggregate package). Needs ServiceDiscovery. Default false.
+	Host bool
+
+	// ClusterLocal is Istio's ENABLE_MCS_CLUSTER_LOCAL: the endpoints of
+	// name.namespace.svc.cluster.local are for this cluster's proxies
+	// only (model.DiscoverableFromSameCluster), as the MCS API defines
+	// cluster.local; other clusters reach the Service through its
+	// clusterset.local host. Needs Host. Default false.
+	ClusterLocal bool
+
+	// CheckInterval is how often Run looks again for the MCS API while
+	// the cluster does not serve it, or the look failed. Default
+	// DefaultMCSCheckInterval.
+	CheckInterval time.Duration
+}
+
+// DefaultMCSCheckInterval is MCSOptions.CheckInterval's default.
+const DefaultMCSCheckInterval = 30 * time.Second
 
 // Defaults, exported for documentation and tests.
 const (
@@ -154,6 +207,10 @@ func (o Options) defaults() Options {
 		o.DrainingLabels = []string{LabelPersistentSession, LabelPersistentSessionHeader}
 	}
 	// ResyncPeriod: 0 means no resync.
+	// MCS: every switch off, no client.
+	if o.MCS.CheckInterval == 0 {
+		o.MCS.CheckInterval = DefaultMCSCheckInterval
+	}
 	if o.InitialSyncWorkers == 0 {
 		o.InitialSyncWorkers = runtime.GOMAXPROCS(0)
 	}
@@ -185,6 +242,21 @@ func (o Options) validate() error {
 	}
 	if o.InitialSyncWorkers < 0 {
 		return fmt.Errorf("kube: negative InitialSyncWorkers %d", o.InitialSyncWorkers)
+	}
+	return o.MCS.validate()
+}
+
+// validate checks that each MCS switch has the one it needs.
+func (o MCSOptions) validate() error {
+	switch {
+	case o.ServiceDiscovery && o.Client == nil:
+		return errors.New("kube: MCS.ServiceDiscovery needs MCS.Client, to read ServiceExports")
+	case o.Host && !o.ServiceDiscovery:
+		return errors.New("kube: MCS.Host needs MCS.ServiceDiscovery, as Istio's ENABLE_MCS_HOST needs ENABLE_MCS_SERVICE_DISCOVERY")
+	case o.ClusterLocal && !o.Host:
+		return errors.New("kube: MCS.ClusterLocal needs MCS.Host, as Istio's ENABLE_MCS_CLUSTER_LOCAL needs ENABLE_MCS_HOST")
+	case o.CheckInterval < 0:
+		return fmt.Errorf("kube: negative MCS.CheckInterval %v", o.CheckInterval)
 	}
 	return nil
 }

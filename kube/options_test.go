@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	mcsfake "sigs.k8s.io/mcs-api/pkg/client/clientset/versioned/fake"
 
 	"github.com/meshreg/meshreg/model"
 )
@@ -34,6 +35,7 @@ func TestOptionsDefaults(t *testing.T) {
 		"ConfigCluster":      false,
 		"GatewayNamespaces":  []string(nil),
 		"Metrics":            prometheus.Registerer(nil),
+		"MCS":                MCSOptions{CheckInterval: DefaultMCSCheckInterval},
 	}
 	v := reflect.ValueOf(got)
 	for i := range v.NumField() {
@@ -81,5 +83,32 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	}
 	if _, err := New(f, Options{InitialSyncWorkers: -1}); err == nil {
 		t.Error("New accepted a negative InitialSyncWorkers")
+	}
+}
+
+// Each MCS switch needs the one before it, and service discovery a
+// client to read ServiceExports with.
+func TestNewRejectsBadMCSOptions(t *testing.T) {
+	client := mcsfake.NewSimpleClientset()
+	tests := []struct {
+		name string
+		mcs  MCSOptions
+		ok   bool
+	}{
+		{"off", MCSOptions{}, true},
+		{"client alone", MCSOptions{Client: client}, true},
+		{"discovery", MCSOptions{Client: client, ServiceDiscovery: true}, true},
+		{"discovery and host", MCSOptions{Client: client, ServiceDiscovery: true, Host: true}, true},
+		{"all three", MCSOptions{Client: client, ServiceDiscovery: true, Host: true, ClusterLocal: true}, true},
+		{"discovery without a client", MCSOptions{ServiceDiscovery: true}, false},
+		{"host without discovery", MCSOptions{Client: client, Host: true}, false},
+		{"cluster-local without host", MCSOptions{Client: client, ServiceDiscovery: true, ClusterLocal: true}, false},
+		{"negative check interval", MCSOptions{CheckInterval: -1}, false},
+	}
+	for _, tt := range tests {
+		_, err := New(newFakeCluster(), Options{MCS: tt.mcs})
+		if (err == nil) != tt.ok {
+			t.Errorf("%s: New error = %v, want ok = %v", tt.name, err, tt.ok)
+		}
 	}
 }

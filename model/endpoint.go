@@ -60,6 +60,10 @@ type Endpoint struct {
 	// terminating endpoint that still serves; for any other endpoint,
 	// whether it is Healthy.
 	Serving bool
+	// Discoverability says which proxies may be sent the endpoint:
+	// AlwaysDiscoverable (the zero value) unless the Kubernetes
+	// Multi-Cluster Services options confine it to its own cluster.
+	Discoverability Discoverability
 	// WorkloadKind, WorkloadNamespace and WorkloadName name the Pod or
 	// WorkloadEntry behind the endpoint; zero when unknown.
 	WorkloadKind      WorkloadKind
@@ -141,6 +145,7 @@ func (e *Endpoint) Equals(o *Endpoint) bool {
 		e.ServiceAccount == o.ServiceAccount &&
 		e.TLSMode == o.TLSMode &&
 		e.Health == o.Health &&
+		e.Discoverability == o.Discoverability &&
 		e.Weight == o.Weight &&
 		e.NodeName == o.NodeName &&
 		e.PodHostname == o.PodHostname &&

@@ -110,6 +110,11 @@ type Service struct {
 	PublishNotReadyAddresses bool
 	// CreationTime orders ServiceEntries for precedence.
 	CreationTime time.Time
+	// Exports are the clusters whose ServiceExport (Kubernetes
+	// Multi-Cluster Services) exports the Service, with each export's
+	// creation time; nil when none does, or when no registry reads
+	// ServiceExports (see kube.MCSOptions).
+	Exports map[ClusterID]time.Time
 }
 
 // Key returns the service's namespace and hostname.
@@ -162,7 +167,8 @@ func (s *Service) Equals(o *Service) bool {
 		s.InternalTrafficPolicyLocal == o.InternalTrafficPolicyLocal &&
 		s.TrafficDistribution == o.TrafficDistribution &&
 		s.PublishNotReadyAddresses == o.PublishNotReadyAddresses &&
-		s.CreationTime.Equal(o.CreationTime)
+		s.CreationTime.Equal(o.CreationTime) &&
+		mapsEqualFunc(s.Exports, o.Exports, time.Time.Equal)
 }
 
 // DeepCopy returns a copy of s that shares no memory with it.
@@ -179,6 +185,7 @@ func (s *Service) DeepCopy() *Service {
 	out.Labels = maps.Clone(s.Labels)
 	out.Selector = maps.Clone(s.Selector)
 	out.ServiceAccounts = slices.Clone(s.ServiceAccounts)
+	out.Exports = maps.Clone(s.Exports)
 	return &out
 }
 

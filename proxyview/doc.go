@@ -38,8 +38,12 @@
 // Snapshot.Endpoints returns a service port's endpoints by locality, with
 // these filters: endpoints of a cluster-local host (Options.ServiceSettings,
 // by default *.kube-system.svc, kubernetes.default.svc and the control
-// plane's host) only from the proxy's cluster; of a Service with
-// internalTrafficPolicy Local only from the proxy's node; Terminating
+// plane's host) only from the proxy's cluster; an endpoint
+// model.DiscoverableFromSameCluster (Kubernetes Multi-Cluster Services:
+// a Service its cluster does not export, or cluster-local mode) only
+// from its own cluster, before split horizon, so that no gateway stands
+// for it; of a Service with internalTrafficPolicy Local only from the
+// proxy's node; Terminating
 // never; Unhealthy unless Options.OmitUnhealthyEndpoints; Draining only
 // for services labelled PersistentSessionLabel. Endpoints addressed by
 // DNS name are not included: they are not load-assigned.

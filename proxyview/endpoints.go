@@ -191,6 +191,8 @@ func (s *Snapshot) keep(p *Proxy, e *entry, ep *model.Endpoint, multi, sendUnhea
 		return 0, false // internalTrafficPolicy Local: the proxy's node only
 	case e.clusterLocal && ep.Cluster != p.Cluster:
 		return 0, false // cluster-local: the proxy's cluster only
+	case !ep.DiscoverableFrom(p.Cluster):
+		return 0, false // Multi-Cluster Services: its own cluster's proxies only
 	case len(ep.Addresses) == 0 && (!multi || p.inNetwork(ep.Network)):
 		return 0, false // no address, and no gateway would stand for it
 	case ep.Health == model.Unhealthy && !sendUnhealthy:

@@ -113,6 +113,7 @@ func TestGatewayPerLocality(t *testing.T) {
 }
 
 func TestEndpointFilters(t *testing.T) {
+	sameCluster := func(e *model.Endpoint) { e.Discoverability = model.DiscoverableFromSameCluster }
 	draining := func(e *model.Endpoint) { e.Labels = map[string]string{DrainingLabel: "true"} }
 	health := func(h model.HealthStatus) func(*model.Endpoint) { return func(e *model.Endpoint) { e.Health = h } }
 	tests := []struct {
@@ -148,6 +149,12 @@ func TestEndpointFilters(t *testing.T) {
 			svc:  func(s *model.Service) { s.InternalTrafficPolicyLocal = true },
 			eps:  []*model.Endpoint{ep("10.0.0.1", func(e *model.Endpoint) { e.NodeName = "n1" }), ep("10.0.0.2", func(e *model.Endpoint) { e.NodeName = "n2" })},
 			want: []string{" 10.0.0.1:8080 w1 Healthy"}},
+		{name: "an endpoint discoverable from its own cluster only reaches that cluster's proxies", proxy: Proxy{Cluster: "c1"},
+			eps:  []*model.Endpoint{ep("10.0.0.1", on("", "c1"), sameCluster), ep("10.0.0.2", on("", "c2"), sameCluster), ep("10.0.0.3", on("", "c2"))},
+			want: []string{" 10.0.0.1:8080 w1 Healthy", " 10.0.0.3:8080 w1 Healthy"}},
+		{name: "a proxy of no known cluster gets none of them",
+			eps:  []*model.Endpoint{ep("10.0.0.1", on("", "c1"), sameCluster), ep("10.0.0.3", on("", "c2"))},
+			want: []string{" 10.0.0.3:8080 w1 Healthy"}},
 		{name: "other ports, DNS names and endpoints without address are left out",
 			eps: []*model.Endpoint{ep("10.0.0.1"), ep("10.0.0.2", func(e *model.Endpoint) { e.ServicePortName = "grpc" }),
 				{Hostname: "db.example.com", Port: 5432, ServicePortName: "http"}, {Port: 8080, ServicePortName: "http", Network: "net1"}},
@@ -185,6 +192,24 @@ func TestEndpointFilters(t *testing.T) {
 				t.Errorf("endpoints (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDiscoverableAcrossNetworks: an endpoint of another cluster that is
+// discoverable from its own only is not sent, and no gateway stands for
+// it (Istio filters it before it looks for gateways); its own cluster's
+// proxies, on its network, get it.
+func TestDiscoverableAcrossNetworks(t *testing.T) {
+	f := newFake()
+	local := func(e *model.Endpoint) { e.Discoverability = model.DiscoverableFromSameCluster }
+	svc := f.add(kube("echo", "a"), ep("10.0.0.1", on("net1", "c1")), ep("10.1.0.1", on("net2", "c2"), local))
+	f.gateways = []model.NetworkGateway{gw("net2", "c2", "192.0.2.1", 15443)}
+	s := f.snapshot(t, Options{})
+	if got, want := flat(s.Endpoints(&Proxy{Network: "net1", Cluster: "c1"}, svc.Key(), "http")), []string{" 10.0.0.1:8080 w1 Healthy"}; !cmp.Equal(got, want) {
+		t.Errorf("from c1: %q, want %q", got, want)
+	}
+	if got, want := flat(s.Endpoints(&Proxy{Network: "net2", Cluster: "c2"}, svc.Key(), "http")), []string{" 10.1.0.1:8080 w1 Healthy"}; !cmp.Equal(got, want) {
+		t.Errorf("from c2: %q, want %q (c1's endpoint: no gateway for net1)", got, want)
 	}
 }
 

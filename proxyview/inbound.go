@@ -34,7 +34,7 @@ func (s *Snapshot) Inbound(p *Proxy) []model.ServiceTarget {
 				continue
 			}
 			svc := e.svc
-			if p.Namespace != "" && svc.Namespace != p.Namespace {
+			if (p.Namespace != "" && svc.Namespace != p.Namespace) || svc.Hostname.IsClusterSet() {
 				continue
 			}
 			if svc.Provider == model.Kubernetes && p.Cluster != "" && t.cluster != p.Cluster {

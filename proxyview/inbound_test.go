@@ -17,6 +17,10 @@ func TestInbound(t *testing.T) {
 	// A hostile tenant lists the victim's pod IP in its own services.
 	hijack := f.add(kube("hijack", "evil"), ep("10.0.0.1", on("", "c1")))
 	entry := f.add(serviceEntry("vm.example.com", "a", 0), ep("10.1.0.1", on("", "c2")))
+	// The ClusterSet host shares the Service's endpoints; it is no target.
+	set := kube("reviews", "a")
+	set.Hostname = model.ClusterSetHostname("reviews", "a")
+	f.add(set, ep("10.0.0.1", on("", "c1")))
 	s := f.snapshot(t, Options{})
 
 	targets := func(p *Proxy) []string {

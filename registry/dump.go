@@ -85,6 +85,12 @@ type DumpEndpoint struct {
 	Workload       string            `json:"workload"`
 	Labels         map[string]string `json:"labels"`
 	Weight         uint32            `json:"weight"`
+	// Discoverability is "DiscoverableFromSameCluster" for an endpoint
+	// only the proxies of its cluster may be sent (see
+	// model.Endpoint.Discoverability); "" (absent) for AlwaysDiscoverable,
+	// so that dumps of registries without Multi-Cluster Services read as
+	// before.
+	Discoverability string `json:"discoverability,omitempty"`
 	// NodeName is the pod's node; Hostname and Subdomain its DNS names in
 	// a headless Service (see model.Endpoint.PodHostname); "" when not
 	// known.
@@ -270,24 +276,25 @@ func DumpServiceOf(svc *model.Service, eps []*model.Endpoint) DumpService {
 			hints = &DumpHints{ForZones: nonNilSlice(ep.Hints.ForZones), ForNodes: nonNilSlice(ep.Hints.ForNodes)}
 		}
 		ds.Endpoints = append(ds.Endpoints, DumpEndpoint{
-			ServicePort:    ep.ServicePortName,
-			Address:        ep.Address(),
-			Addresses:      ep.AddressStrings(),
-			Port:           ep.Port,
-			Cluster:        string(ep.Cluster),
-			Network:        string(ep.Network),
-			Locality:       ep.Locality.String(),
-			ServiceAccount: ep.ServiceAccount,
-			TLSMode:        ep.TLSMode.String(),
-			Health:         ep.Health.String(),
-			Workload:       ep.Workload(),
-			Labels:         nonNilMap(ep.Labels),
-			Weight:         ep.Weight,
-			NodeName:       ep.NodeName,
-			Hostname:       ep.PodHostname,
-			Subdomain:      ep.PodSubdomain,
-			Serving:        ep.Serving,
-			Hints:          hints,
+			ServicePort:     ep.ServicePortName,
+			Address:         ep.Address(),
+			Addresses:       ep.AddressStrings(),
+			Port:            ep.Port,
+			Cluster:         string(ep.Cluster),
+			Network:         string(ep.Network),
+			Locality:        ep.Locality.String(),
+			ServiceAccount:  ep.ServiceAccount,
+			TLSMode:         ep.TLSMode.String(),
+			Health:          ep.Health.String(),
+			Workload:        ep.Workload(),
+			Labels:          nonNilMap(ep.Labels),
+			Weight:          ep.Weight,
+			Discoverability: discoverability(ep.Discoverability),
+			NodeName:        ep.NodeName,
+			Hostname:        ep.PodHostname,
+			Subdomain:       ep.PodSubdomain,
+			Serving:         ep.Serving,
+			Hints:           hints,
 		})
 	}
 	return ds
@@ -344,4 +351,13 @@ func nonNilSlice(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// discoverability spells an endpoint's discoverability for the dump: ""
+// for AlwaysDiscoverable, the default a reader takes for an absent field.
+func discoverability(d model.Discoverability) string {
+	if d == model.AlwaysDiscoverable {
+		return ""
+	}
+	return d.String()
 }

@@ -441,3 +441,33 @@ func TestDumpNetworkGateways(t *testing.T) {
 		t.Errorf("dump of a Discovery without gateways:\n%s", buf.String())
 	}
 }
+
+// An endpoint confined to its cluster says so; one any proxy may be sent
+// omits the field, which a reader takes as AlwaysDiscoverable.
+func TestDumpDiscoverability(t *testing.T) {
+	reg := memory.New(memory.Options{Cluster: "a"})
+	svc := memory.Service("reviews", "default").Port("http", 9080).Build()
+	reg.AddService(svc)
+	local := memory.Endpoint("10.1.0.2", 9080).Port("http").Build()
+	local.Discoverability = model.DiscoverableFromSameCluster
+	reg.SetEndpoints(svc.Key(), memory.Endpoint("10.1.0.1", 9080).Port("http").Build(), local)
+	var buf bytes.Buffer
+	if err := registry.WriteJSON(&buf, reg); err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Services []struct {
+			Endpoints []map[string]any `json:"endpoints"`
+		} `json:"services"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	eps := raw.Services[0].Endpoints
+	if _, ok := eps[0]["discoverability"]; ok {
+		t.Errorf("always discoverable endpoint: discoverability = %v, want the field absent", eps[0]["discoverability"])
+	}
+	if got := eps[1]["discoverability"]; got != "DiscoverableFromSameCluster" {
+		t.Errorf("cluster-local endpoint: discoverability = %v, want DiscoverableFromSameCluster", got)
+	}
+}

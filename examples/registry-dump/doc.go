@@ -24,6 +24,10 @@
 //	-trust-domain DOMAIN    SPIFFE trust domain (default cluster.local)
 //	-namespace-selector SEL only namespaces whose labels match, e.g. "mesh=on"
 //	-mesh-networks FILE     Istio's meshNetworks YAML: endpoint networks, network gateways
+//	-mcs-discovery          Multi-Cluster Services: endpoints reach other clusters only
+//	                        where a ServiceExport exports their Service (ENABLE_MCS_SERVICE_DISCOVERY)
+//	-mcs-host               and each ServiceImport gives name.ns.svc.clusterset.local (ENABLE_MCS_HOST)
+//	-mcs-cluster-local      and name.ns.svc.cluster.local reaches its own cluster only (ENABLE_MCS_CLUSTER_LOCAL)
 //
 // Bad flags or unreadable files print one line and exit with status 2;
 // objects the registry refuses are diagnostics in the output, and the

@@ -150,6 +150,39 @@ func TestManifestFlags(t *testing.T) {
 	}
 }
 
+// The MCS flags reach the registries: the table shows the ClusterSet host
+// and counts the endpoints only their cluster may be sent.
+func TestMCSFlagsAndTable(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	src := "../../testdata/scenarios/agg-mcs-clusterset/"
+	for from, to := range map[string]string{src + "cluster-a.yaml": a, src + "cluster-b.yaml": b} {
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs := runCmd(t, "-cluster", "a="+a, "-cluster", "b="+b, "-mcs-discovery", "-mcs-host")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, want := range []string{
+		"reviews.default.svc.clusterset.local",
+		"a=242.255.0.10 b=242.255.0.11",
+		"2 Healthy; 1 cluster-local",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errs := runCmd(t, "-cluster", "a="+a, "-mcs-host"); code != 2 || !strings.Contains(errs, "-mcs-host needs -mcs-discovery") {
+		t.Errorf("-mcs-host alone: exit %d, stderr %q; want 2 and the flag it needs", code, errs)
+	}
+}
+
 // syncBuffer is a bytes.Buffer safe for the watcher's goroutine and the
 // test's.
 type syncBuffer struct {

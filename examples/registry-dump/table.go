@@ -88,15 +88,20 @@ func vips(s registry.DumpService) string {
 	return strings.Join(parts, " ")
 }
 
-// health renders endpoint counts by health, in a fixed order, e.g.
-// "3 Healthy, 1 Draining".
+// health renders endpoint counts by health, in a fixed order, and the
+// number of those only their own cluster's proxies may be sent
+// (Multi-Cluster Services), e.g. "3 Healthy, 1 Draining; 2 cluster-local".
 func health(eps []registry.DumpEndpoint) string {
 	if len(eps) == 0 {
 		return "0"
 	}
 	counts := map[string]int{}
+	local := 0
 	for _, e := range eps {
 		counts[e.Health]++
+		if e.Discoverability != "" {
+			local++
+		}
 	}
 	var parts []string
 	for _, h := range []string{"Healthy", "Unhealthy", "Draining", "Terminating"} {
@@ -104,7 +109,11 @@ func health(eps []registry.DumpEndpoint) string {
 			parts = append(parts, fmt.Sprintf("%d %s", n, h))
 		}
 	}
-	return strings.Join(parts, ", ")
+	out := strings.Join(parts, ", ")
+	if local > 0 {
+		out += fmt.Sprintf("; %d cluster-local", local)
+	}
+	return out
 }
 
 func countEndpoints(d *registry.Dump) int {

@@ -47,6 +47,10 @@
 //	-trust-domain DOMAIN    SPIFFE trust domain (default cluster.local)
 //	-namespace-selector SEL only namespaces whose labels match, e.g. "mesh=on"
 //	-mesh-networks FILE     Istio's meshNetworks YAML: endpoint networks, network gateways
+//	-mcs-discovery          Multi-Cluster Services: endpoints reach other clusters only
+//	                        where a ServiceExport exports their Service (ENABLE_MCS_SERVICE_DISCOVERY)
+//	-mcs-host               and each ServiceImport gives name.ns.svc.clusterset.local (ENABLE_MCS_HOST)
+//	-mcs-cluster-local      and name.ns.svc.cluster.local reaches its own cluster only (ENABLE_MCS_CLUSTER_LOCAL)
 //	-v                      log to stderr
 //
 // Both servers listen on loopback unless told otherwise: neither

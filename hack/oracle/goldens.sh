@@ -10,8 +10,12 @@
 #
 # ISTIO_DUMP is the oracle's binary (default /tmp/istio-dump, built as its
 # README says); ORACLE the oracle's directory (default ../shared/oracle).
-# Prints one block per scenario with differences and a summary line. A
-# development tool: CI does not run it.
+# A scenario's options.json gives the oracle the options it has flags for
+# (domainSuffix, networkCIDRs as meshNetworks fromCidr, the mcs switches);
+# one with other options is skipped. Removals are read as their result:
+# the clusters remove.txt lists and the objects of removed-<ID>.yaml are
+# left out. Prints one block per scenario with differences and a summary
+# line. A development tool: CI does not run it.
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top"
@@ -43,13 +47,18 @@ import json, sys
 o = json.load(open(sys.argv[1]))
 # kube.Options.Network names the cluster's network over its system
 # namespace's label, which Istio has no setting for: not run.
-unsupported = [k for k in o if k not in ("domainSuffix", "networkCIDRs")]
+unsupported = [k for k in o if k not in ("domainSuffix", "networkCIDRs", "mcs")]
 if unsupported:
     print("SKIP " + ",".join(sorted(unsupported)))
     sys.exit()
 args = []
 if "domainSuffix" in o:
     args += ["-domain-suffix", o["domainSuffix"]]
+# Multi-Cluster Services: kube.MCSOptions's switches are Istio's.
+mcs = o.get("mcs", {})
+for key, flag in (("serviceDiscovery", "-mcs-discovery"), ("host", "-mcs-host"), ("clusterLocal", "-mcs-cluster-local")):
+    if mcs.get(key):
+        args.append(flag)
 # The cluster's CIDR ranges are Istio's meshNetworks fromCidr.
 networks = {}
 for cidr, net in sorted(o.get("networkCIDRs", {}).items()):

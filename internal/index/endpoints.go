@@ -23,7 +23,10 @@ type Owner struct {
 // EndpointsByIP indexes endpoints by each of their addresses, with the
 // Owner each belongs to. A store indexes only the endpoints of present
 // services, so that every Owner reached through the index has its
-// Service. The zero value is empty and ready to use.
+// Service. One endpoint may belong to several owners (a Service and its
+// ClusterSet host share the endpoints that do not differ), so entries
+// are told apart by owner and endpoint. The zero value is empty and
+// ready to use.
 type EndpointsByIP struct {
 	// m holds each address's entries. They are the index's own (a query
 	// copies what it reads from one), so they are changed in place.
@@ -49,11 +52,11 @@ func (x *EndpointsByIP) Add(o *Owner, eps []*model.Endpoint) {
 	}
 }
 
-// Remove unindexes eps.
-func (x *EndpointsByIP) Remove(eps []*model.Endpoint) {
+// Remove unindexes eps as o's.
+func (x *EndpointsByIP) Remove(o *Owner, eps []*model.Endpoint) {
 	for _, ep := range eps {
 		for _, ip := range ep.Addresses {
-			refs := slices.DeleteFunc(x.m.Get(ip), func(r ipRef) bool { return r.ep == ep })
+			refs := slices.DeleteFunc(x.m.Get(ip), func(r ipRef) bool { return r.ep == ep && r.owner == o })
 			if len(refs) == 0 {
 				x.m.Delete(ip)
 			} else {
@@ -85,7 +88,7 @@ func (x *EndpointsByIP) Replace(o *Owner, prev, eps []*model.Endpoint) {
 		}
 		switch {
 		case c < 0:
-			x.Remove(prev[:1])
+			x.Remove(o, prev[:1])
 			prev = prev[1:]
 		case c > 0:
 			x.Add(o, eps[:1])
@@ -109,7 +112,7 @@ func (x *EndpointsByIP) Replace(o *Owner, prev, eps []*model.Endpoint) {
 			}
 			for _, ep := range prev[:i] {
 				if !slices.Contains(eps[:j], ep) {
-					x.Remove([]*model.Endpoint{ep})
+					x.Remove(o, []*model.Endpoint{ep})
 				}
 			}
 			for _, ep := range eps[:j] {
@@ -127,7 +130,7 @@ func (x *EndpointsByIP) Replace(o *Owner, prev, eps []*model.Endpoint) {
 func (x *EndpointsByIP) replaceOne(o *Owner, prev, ep *model.Endpoint) {
 	for _, ip := range ep.Addresses {
 		refs := x.m.Get(ip)
-		if k := slices.IndexFunc(refs, func(r ipRef) bool { return r.ep == prev }); k >= 0 {
+		if k := slices.IndexFunc(refs, func(r ipRef) bool { return r.ep == prev && r.owner == o }); k >= 0 {
 			refs[k].ep = ep
 		} else {
 			x.m.Set(ip, append(refs, ipRef{owner: o, ep: ep}))
@@ -138,14 +141,16 @@ func (x *EndpointsByIP) replaceOne(o *Owner, prev, ep *model.Endpoint) {
 // ProxyTargets returns the service ports served by the indexed endpoints
 // with one of the IPs, limited to a namespace when one is given, sorted
 // by hostname, namespace, port and target port, without duplicates (the
-// order registry.Discovery.ProxyTargets promises). Finding nothing
-// allocates nothing.
+// order registry.Discovery.ProxyTargets promises). A ClusterSet host
+// (model.Hostname.IsClusterSet) is no target: a workload serves its
+// Services, as Istio's targets are (the ClusterSet host shares their
+// endpoints). Finding nothing allocates nothing.
 func (x *EndpointsByIP) ProxyTargets(namespace string, ips []netip.Addr) []model.ServiceTarget {
 	var out []model.ServiceTarget
 	for _, ip := range ips {
 		refs := x.m.Get(ip)
 		for _, ref := range refs {
-			if namespace != "" && ref.owner.Key.Namespace != namespace {
+			if (namespace != "" && ref.owner.Key.Namespace != namespace) || ref.owner.Key.Hostname.IsClusterSet() {
 				continue
 			}
 			svc := ref.owner.Service // indexed endpoints belong to present services

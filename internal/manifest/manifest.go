@@ -20,6 +20,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	gatewayscheme "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/scheme"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 )
 
 // DefaultMaxFileSize is the size above which a manifest file is refused
@@ -87,10 +88,12 @@ func (e *DocumentError) Error() string {
 func (e *DocumentError) Unwrap() error { return e.Err }
 
 // scheme holds every type Load decodes. It is built once and only read
-// afterwards.
+// afterwards. Of the MCS API it knows the version the kube controller
+// reads, v1alpha1 (Istio's): a document of another version is not
+// loaded, with its error.
 var codecs = func() serializer.CodecFactory {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{kubescheme.AddToScheme, istioscheme.AddToScheme, gatewayscheme.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{kubescheme.AddToScheme, istioscheme.AddToScheme, gatewayscheme.AddToScheme, mcsv1alpha1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err) // the generated schemes always register
 		}

@@ -4,8 +4,11 @@ import (
 	"strings"
 
 	istiofake "istio.io/client-go/pkg/clientset/versioned/fake"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+	mcsfake "sigs.k8s.io/mcs-api/pkg/client/clientset/versioned/fake"
 )
 
 // IsIstio reports whether obj is an Istio object: its API group is
@@ -19,6 +22,12 @@ func IsIstio(obj runtime.Object) bool {
 // (gateway.networking.k8s.io).
 func IsGatewayAPI(obj runtime.Object) bool {
 	return obj.GetObjectKind().GroupVersionKind().Group == "gateway.networking.k8s.io"
+}
+
+// IsMCS reports whether obj is a Kubernetes Multi-Cluster Services
+// object (multicluster.x-k8s.io: ServiceExport, ServiceImport).
+func IsMCS(obj runtime.Object) bool {
+	return obj.GetObjectKind().GroupVersionKind().Group == mcsv1alpha1.GroupName
 }
 
 // Split separates Kubernetes objects from Istio objects, keeping their
@@ -64,3 +73,28 @@ type IstioFake struct {
 
 // IsWatchListSemanticsUnSupported returns true.
 func (*IstioFake) IsWatchListSemanticsUnSupported() bool { return true }
+
+// MCSFake is the MCS API's fake clientset, serving ServiceExports and
+// ServiceImports of multicluster.x-k8s.io/v1alpha1 in its discovery, as
+// a cluster with the MCS CRDs installed does, and telling informers that
+// it does not support the watch-list protocol (see IstioFake). The
+// limits of KubeClientset apply.
+type MCSFake struct {
+	*mcsfake.Clientset
+}
+
+// NewMCSFake returns an MCSFake holding objs.
+func NewMCSFake(objs ...runtime.Object) *MCSFake {
+	c := mcsfake.NewSimpleClientset(objs...)
+	c.Resources = []*metav1.APIResourceList{{
+		GroupVersion: mcsv1alpha1.GroupVersion.String(),
+		APIResources: []metav1.APIResource{
+			{Name: "serviceexports", Namespaced: true, Kind: "ServiceExport"},
+			{Name: "serviceimports", Namespaced: true, Kind: "ServiceImport"},
+		},
+	}}
+	return &MCSFake{c}
+}
+
+// IsWatchListSemanticsUnSupported returns true.
+func (*MCSFake) IsWatchListSemanticsUnSupported() bool { return true }

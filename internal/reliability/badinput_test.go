@@ -118,10 +118,13 @@ endpoints:
 type badCase struct {
 	name    string
 	cluster model.ClusterID // where the bad manifest goes; default "a"
-	yaml    string
-	diag    *wantDiag
-	rule    string
-	check   func(t *testing.T, d *registry.Dump, disc registry.Discovery)
+	// mcs runs the case, and the valid objects it is compared with, with
+	// Multi-Cluster Services on (discovery and ClusterSet hosts).
+	mcs   bool
+	yaml  string
+	diag  *wantDiag
+	rule  string
+	check func(t *testing.T, d *registry.Dump, disc registry.Discovery)
 }
 
 type wantDiag struct{ kind, name, text string }
@@ -144,6 +147,10 @@ func seYAML(name, ns, spec string) string {
 
 func weYAML(name, ns, spec string) string {
 	return fmt.Sprintf("apiVersion: networking.istio.io/v1\nkind: WorkloadEntry\nmetadata: {name: %s, namespace: %s}\nspec:\n%s", name, ns, spec)
+}
+
+func siYAML(name, ns, spec string) string {
+	return fmt.Sprintf("apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceImport\nmetadata: {name: %s, namespace: %s}\nspec:\n%s", name, ns, spec)
 }
 
 const badNS = "apiVersion: v1\nkind: Namespace\nmetadata: {name: bad}\n---\n"
@@ -365,6 +372,32 @@ func badCases() []badCase {
 		{name: "workload entry huge port", yaml: weYAML("bigport", "bad", "  address: 10.8.0.2\n  ports: {http: 99999}\n"),
 			diag: &wantDiag{"WorkloadEntry", "bigport", "99999"}},
 
+		// Multi-Cluster Services (with MCS on).
+		{name: "service import with bad IPs", mcs: true, yaml: siYAML("badips", "bad", "  type: ClusterSetIP\n  ips: ['not-an-ip', '10.96.0.300', 'fe80::1%eth0']\n  ports: [{name: http, port: 80}]\n"),
+			diag: &wantDiag{"ServiceImport", "badips", "not an IP address"}},
+		{name: "service import port 70000", mcs: true, yaml: okSvc + "---\n" + siYAML("svc", "bad", "  type: ClusterSetIP\n  ips: [242.0.0.1]\n  ports: [{name: http, port: 70000}]\n"),
+			diag: &wantDiag{"ServiceImport", "svc", "out of range"}},
+		{name: "service import without a spec", mcs: true, yaml: siYAML("nospec", "bad", "  {}\n"),
+			diag: &wantDiag{"ServiceImport", "nospec", "no ClusterSet IP"}},
+		{name: "service export of another namespace's Service", mcs: true, yaml: "apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata: {name: web, namespace: bad}\n",
+			diag: &wantDiag{"ServiceExport", "web", "not found"}, rule: "an export counts in its own namespace: good's web stays unexported (the valid dump)"},
+		{name: "service import claiming another Service's VIP", mcs: true, yaml: siYAML("web", "bad", "  type: ClusterSetIP\n  ips: [10.96.0.10]\n  ports: [{name: http, port: 80}]\n"),
+			diag: &wantDiag{"ServiceImport", "web", "no cluster has the Service bad/web"}, check: func(t *testing.T, d *registry.Dump, _ registry.Discovery) {
+				for _, s := range d.Services {
+					if s.Namespace == "bad" {
+						t.Errorf("the import made a service: %s", s.Hostname)
+					}
+				}
+			}},
+		{name: "service import of a tenant's own Service with another's VIP", mcs: true, yaml: okSvc + "---\n" + siYAML("svc", "bad", "  type: ClusterSetIP\n  ips: [10.96.0.10]\n  ports: [{name: http, port: 80}]\n"),
+			rule: "the ClusterSet host is the tenant's own, in its namespace, with the tenant's endpoints only", check: func(t *testing.T, d *registry.Dump, _ registry.Discovery) {
+				for _, ep := range serviceEndpoints(d, "svc.bad.svc.clusterset.local", "bad") {
+					if strings.HasPrefix(ep.Workload, "good/") {
+						t.Errorf("ClusterSet host has %s", ep.Workload)
+					}
+				}
+			}},
+
 		// The loader.
 		{name: "YAML bomb", yaml: yamlBomb, diag: &wantDiag{"ConfigMap", "", "expands past"}},
 		{name: "not YAML", yaml: "{{{{ [[[ :::", diag: &wantDiag{"Document", "", "not loaded"}},
@@ -396,12 +429,15 @@ func noWorkload(name string) func(t *testing.T, d *registry.Dump, _ registry.Dis
 // buildAndDump builds the aggregate of the manifests of clusters a and b
 // through sources.Build, runs it until it is quiet, and returns its dump
 // and the discovery (valid until the test ends).
-func buildAndDump(t *testing.T, a, b string) (*registry.Dump, []byte, registry.Discovery) {
+func buildAndDump(t *testing.T, a, b string, mcs bool) (*registry.Dump, []byte, registry.Discovery) {
 	t.Helper()
 	cfg := sources.Config{Clusters: []sources.Cluster{
 		{ID: "a", Manifests: "a.yaml", FS: fstest.MapFS{"a.yaml": {Data: []byte(a)}}},
 		{ID: "b", Manifests: "b.yaml", FS: fstest.MapFS{"b.yaml": {Data: []byte(b)}}},
 	}}
+	if mcs {
+		cfg.MCS = sources.MCS{ServiceDiscovery: true, Host: true}
+	}
 	h, err := reliability.StartConfig(cfg, reliability.World{})
 	if err != nil {
 		t.Fatalf("sources.Build: %v", err)
@@ -462,14 +498,17 @@ func TestBadInputCatalogue(t *testing.T) {
 	if len(cases) < 40 {
 		t.Fatalf("%d cases, want at least 40", len(cases))
 	}
-	_, baseRaw, _ := buildAndDump(t, validA, validB)
-	var base registry.Dump
-	if err := json.Unmarshal(baseRaw, &base); err != nil {
-		t.Fatal(err)
-	}
-	want := restrict(t, &base)
-	if len(base.Services) < 2 || len(base.Workloads) < 3 || len(base.Diagnostics) != 0 {
-		t.Fatalf("the valid objects alone do not make the expected registry:\n%s", baseRaw)
+	wants := map[bool][]byte{} // by MCS on
+	for _, mcs := range []bool{false, true} {
+		_, baseRaw, _ := buildAndDump(t, validA, validB, mcs)
+		var base registry.Dump
+		if err := json.Unmarshal(baseRaw, &base); err != nil {
+			t.Fatal(err)
+		}
+		wants[mcs] = restrict(t, &base)
+		if len(base.Services) < 2 || len(base.Workloads) < 3 || len(base.Diagnostics) != 0 {
+			t.Fatalf("the valid objects alone do not make the expected registry (MCS %v):\n%s", mcs, baseRaw)
+		}
 	}
 	t.Logf("bad-input catalogue: %d objects", len(cases))
 	for _, tc := range cases {
@@ -481,8 +520,9 @@ func TestBadInputCatalogue(t *testing.T) {
 			} else {
 				a += "---\n" + badNS + tc.yaml
 			}
-			d, _, disc := buildAndDump(t, a, b)
-			if got := restrict(t, d); !bytes.Equal(got, want) {
+			d, _, disc := buildAndDump(t, a, b, tc.mcs)
+			if want := wants[tc.mcs]; !bytes.Equal(restrict(t, d), want) {
+				got := restrict(t, d)
 				t.Errorf("the valid objects' dump changed:\n%s", diffLines(string(want), string(got)))
 			}
 			if tc.diag != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/meshreg/meshreg/internal/sources"
 )
 
 // Checker runs sequences against a live aggregate and compares the result
@@ -66,7 +68,7 @@ func (c Checker) defaults() Checker {
 func (c Checker) Check(ctx context.Context, seq Sequence) (res Result, err error) {
 	c = c.defaults()
 	res = Result{Seed: seq.Seed}
-	h, err := Start(seq.Initial)
+	h, err := startMCS(seq.Initial, seq.MCS)
 	if err != nil {
 		return res, fmt.Errorf("seed %d: live aggregate: %w", seq.Seed, err)
 	}
@@ -88,7 +90,7 @@ func (c Checker) Check(ctx context.Context, seq Sequence) (res Result, err error
 	if err != nil {
 		return res, fmt.Errorf("seed %d: live aggregate: %w", seq.Seed, err)
 	}
-	want, err := c.fresh(ctx, seq.Final())
+	want, err := c.fresh(ctx, seq.Final(), seq.MCS)
 	if err != nil {
 		return res, fmt.Errorf("seed %d: fresh aggregate: %w", seq.Seed, err)
 	}
@@ -150,8 +152,15 @@ func (c Checker) run(ctx context.Context, h *Harness, seq Sequence) (dump []byte
 	return c.settle(ctx, h)
 }
 
-func (c Checker) fresh(ctx context.Context, w World) (dump []byte, err error) {
-	h, err := Start(w)
+// startMCS is Start with the Multi-Cluster Services switches given.
+func startMCS(w World, mcs sources.MCS) (*Harness, error) {
+	cfg := Config(w.Clusters)
+	cfg.MCS = mcs
+	return StartConfig(cfg, w)
+}
+
+func (c Checker) fresh(ctx context.Context, w World, mcs sources.MCS) (dump []byte, err error) {
+	h, err := startMCS(w, mcs)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +183,7 @@ func (c Checker) settle(ctx context.Context, h *Harness) ([]byte, error) {
 // manifests.
 func (s Sequence) Describe() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: initial world of %d objects, %d steps\n", s.Seed, s.Initial.Len(), len(s.Steps))
+	fmt.Fprintf(&b, "seed %d: initial world of %d objects, %d steps, MCS %+v\n", s.Seed, s.Initial.Len(), len(s.Steps), s.MCS)
 	for i, st := range s.Steps {
 		mode := "in order"
 		if st.Concurrent {

@@ -24,7 +24,9 @@ const baseSeed = 20240601
 
 // TestConvergence is the convergence property: whatever history of
 // changes an aggregate lived through, once it is quiet its dump equals the
-// dump of a fresh aggregate built from the final objects alone.
+// dump of a fresh aggregate built from the final objects alone. The
+// histories hold ServiceExports and ServiceImports, and two thirds of
+// them run with Multi-Cluster Services on (Generator.MCS).
 //
 // The fixed batch runs -convergence.n sequences (500) of seeds baseSeed
 // onwards. -convergence.long=DURATION (or MESHREG_CONVERGENCE_DURATION)
@@ -69,7 +71,7 @@ func TestConvergence(t *testing.T) {
 		}
 	}
 
-	gen := reliability.Generator{}
+	gen := reliability.Generator{MCS: true}
 	checker := reliability.Checker{}
 	var ran, diverged, late, steps atomic.Int64
 	work := make(chan uint64)

@@ -2,9 +2,12 @@ package reliability
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
+	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/model"
 )
 
@@ -44,6 +47,9 @@ type Sequence struct {
 	Seed    uint64
 	Initial World
 	Steps   []Step
+	// MCS are the Multi-Cluster Services switches both aggregates run
+	// with (Generator.MCS).
+	MCS sources.MCS
 }
 
 // Final returns the world the sequence ends in.
@@ -74,6 +80,13 @@ type Generator struct {
 	// it heard of last, so differential testing against Istio avoids
 	// them. Default false: the clusters share the pool of pod names.
 	PodNamesPerCluster bool
+	// MCS gives a third of the sequences MCS service discovery and
+	// ClusterSet hosts, a third cluster-local mode as well, and every
+	// sequence's worlds ServiceExports and ServiceImports, drawn by a
+	// random generator of their own: without them each world is the one
+	// the sequence has without MCS. Default false: MCS off, and no such
+	// objects.
+	MCS bool
 }
 
 var (
@@ -92,6 +105,10 @@ var (
 	poolCreated    = []string{"2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z", "2024-06-01T00:00:00Z"}
 	poolExportTo   = [][]string{nil, nil, {"."}, {"*"}, {"~"}, {"ns2"}}
 	poolSvcExport  = []string{"", "", ".", "~", "ns1,ns2"}
+	// Multi-Cluster Services: ClusterSet IPs (an MCS controller's, and
+	// a bad one), and exports' creation times.
+	poolClusterSetIPs = []string{"242.0.0.1", "242.0.0.2", "fd00:242::1", "not-an-ip"}
+	poolExported      = []string{"", "2024-01-01T00:00:00Z", "2024-03-01T00:00:00Z"}
 )
 
 // gen is the state of one sequence being generated.
@@ -107,6 +124,9 @@ type gen struct {
 	pods   map[model.ClusterID]map[string]PodSpec
 	// created keeps a ServiceEntry's creation time across updates.
 	created map[string]string
+	// mcs, when set, draws the MCS objects (Generator.MCS), so that the
+	// other draws are those of a sequence without them.
+	mcs *rand.Rand
 }
 
 // Sequence returns the sequence of a seed; the same seed always yields the
@@ -132,6 +152,17 @@ func (g Generator) Sequence(seed uint64) Sequence {
 		st.pods[c] = map[string]PodSpec{}
 	}
 	seq := Sequence{Seed: seed}
+	if g.MCS {
+		st.mcs = rand.New(rand.NewPCG(seed, 32))
+		switch st.mcs.IntN(3) {
+		case 1:
+			seq.MCS = sources.MCS{ServiceDiscovery: true, Host: true}
+		case 2:
+			seq.MCS = sources.MCS{ServiceDiscovery: true, Host: true, ClusterLocal: true}
+		default:
+			// Off: the objects are there, and read by no registry.
+		}
+	}
 	// Half the sequences start from a populated world, which the
 	// registry converts at its initial sync; half of those with a
 	// service whose slice names live pods (see backedOp).
@@ -151,16 +182,24 @@ func (g Generator) Sequence(seed uint64) Sequence {
 			ops = append(ops, st.op())
 		}
 		step := Step{World: st.world.Clone(), Ops: ops, Pause: Pause(st.r.IntN(3))}
+		base := 0 // clusters whose objects other than the MCS API's changed
 		for _, c := range Clusters {
 			if before.YAML(c) != step.World.YAML(c) {
 				step.Clusters = append(step.Clusters, c)
 			}
+			if baseYAML(before, c) != baseYAML(step.World, c) {
+				base++
+			}
 		}
 		if len(step.Clusters) > 1 {
-			if st.r.IntN(2) == 0 {
+			r := st.r
+			if base < 2 {
+				r = st.mcs // the MCS objects made it two: the sequence without them draws nothing
+			}
+			if r.IntN(2) == 0 {
 				slices.Reverse(step.Clusters)
 			}
-			step.Concurrent = st.r.IntN(2) == 0
+			step.Concurrent = r.IntN(2) == 0
 		}
 		seq.Steps = append(seq.Steps, step)
 	}
@@ -168,6 +207,24 @@ func (g Generator) Sequence(seed uint64) Sequence {
 }
 
 func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
+
+// baseYAML is World.YAML without the MCS API's objects.
+func baseYAML(w World, c model.ClusterID) string {
+	if !slices.ContainsFunc(slices.Collect(maps.Keys(w.Objects[c])), isMCSKey) {
+		return w.YAML(c)
+	}
+	w = w.Clone()
+	for k := range w.Objects[c] {
+		if isMCSKey(k) {
+			w.Delete(c, k)
+		}
+	}
+	return w.YAML(c)
+}
+
+func isMCSKey(k string) bool {
+	return strings.HasPrefix(k, "ServiceExport/") || strings.HasPrefix(k, "ServiceImport/")
+}
 
 // podName returns what a pod the pool calls name is named in cluster c.
 func (g *gen) podName(c model.ClusterID, name string) string {
@@ -177,8 +234,19 @@ func (g *gen) podName(c model.ClusterID, name string) string {
 	return name
 }
 
-// op applies one random operation to the world and describes it.
+// op applies one random operation to the world, and with MCS objects
+// (Generator.MCS) at times one more on them, and describes it.
 func (g *gen) op() string {
+	desc := g.baseOp()
+	if g.mcs != nil && g.mcs.IntN(3) == 0 {
+		desc += "; " + g.mcsOp()
+	}
+	return desc
+}
+
+// baseOp applies one random operation on an object other than the MCS
+// API's.
+func (g *gen) baseOp() string {
 	c := pick(g.r, Clusters)
 	ns := pick(g.r, poolNamespaces)
 	del := g.r.IntN(5) == 0
@@ -254,6 +322,23 @@ func (g *gen) op() string {
 		}
 		return g.set(c, s.Key(), s.YAML(), del)
 	}
+}
+
+// mcsOp writes or deletes a ServiceExport or a ServiceImport of a pool
+// Service, in either cluster.
+func (g *gen) mcsOp() string {
+	r := g.mcs
+	c, ns, name, del := pick(r, Clusters), pick(r, poolNamespaces), pick(r, poolServices), r.IntN(4) == 0
+	if r.IntN(2) == 0 {
+		s := ServiceExportSpec{Namespace: ns, Name: name, Created: pick(r, poolExported)}
+		return g.set(c, s.Key(), s.YAML(), del)
+	}
+	s := ServiceImportSpec{Namespace: ns, Name: name, Type: pick(r, []string{"ClusterSetIP", "ClusterSetIP", "Headless"}),
+		PortName: pick(r, []string{"http", "grpc"}), Port: 80 + int32(r.IntN(2))}
+	for range r.IntN(3) {
+		s.IPs = append(s.IPs, pick(r, poolClusterSetIPs))
+	}
+	return g.set(c, s.Key(), s.YAML(), del)
 }
 
 // set upserts or deletes one object.

@@ -73,7 +73,7 @@ spec: {address: 10.2.0.9, labels: {app: web, topology.istio.io/cluster: a}}
 // namespace's entries, or a pod's identity at their address.
 func TestIsolationRemoteWorkloadEntries(t *testing.T) {
 	t.Parallel()
-	d, _, disc := buildAndDump(t, remoteIsolationConfig, remoteIsolationTenant)
+	d, _, disc := buildAndDump(t, remoteIsolationConfig, remoteIsolationTenant, false)
 
 	web := dumpService(d, "web.ns-a.svc.cluster.local", "ns-a")
 	if web == nil || len(web.Endpoints) != 1 || web.Endpoints[0].Workload != "ns-a/pa" {

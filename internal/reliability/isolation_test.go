@@ -172,7 +172,7 @@ func dumpService(d *registry.Dump, host, ns string) *registry.DumpService {
 
 func TestIsolation(t *testing.T) {
 	t.Parallel()
-	d, _, disc := buildAndDump(t, isolationManifests, "")
+	d, _, disc := buildAndDump(t, isolationManifests, "", false)
 
 	t.Run("workloadSelector stays in its namespace", func(t *testing.T) {
 		s := dumpService(d, "web.mesh.example", "ns-a")

@@ -322,6 +322,51 @@ func (s WorkloadEntrySpec) YAML() string {
 	return b.String()
 }
 
+// ServiceExportSpec is a ServiceExport (Kubernetes Multi-Cluster
+// Services) of the Service of its name.
+type ServiceExportSpec struct {
+	Namespace, Name string
+	Created         string // creationTimestamp, "" for none
+}
+
+// Key returns the World key of the object.
+func (s ServiceExportSpec) Key() string { return "ServiceExport/" + s.Namespace + "/" + s.Name }
+
+// YAML renders the object.
+func (s ServiceExportSpec) YAML() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata:\n  name: %s\n  namespace: %s\n", s.Name, s.Namespace)
+	if s.Created != "" {
+		fmt.Fprintf(&b, "  creationTimestamp: %q\n", s.Created)
+	}
+	return b.String()
+}
+
+// ServiceImportSpec is a ServiceImport (Kubernetes Multi-Cluster
+// Services): its type (ClusterSetIP or Headless), ClusterSet IPs (any
+// string: an MCS controller may write a bad one) and one port.
+type ServiceImportSpec struct {
+	Namespace, Name string
+	Type            string
+	IPs             []string
+	PortName        string
+	Port            int32
+}
+
+// Key returns the World key of the object.
+func (s ServiceImportSpec) Key() string { return "ServiceImport/" + s.Namespace + "/" + s.Name }
+
+// YAML renders the object.
+func (s ServiceImportSpec) YAML() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceImport\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  type: %s\n", s.Name, s.Namespace, s.Type)
+	if len(s.IPs) > 0 {
+		fmt.Fprintf(&b, "  ips: [%s]\n", quoteAll(s.IPs))
+	}
+	fmt.Fprintf(&b, "  ports:\n  - name: %s\n    port: %d\n    protocol: TCP\n", s.PortName, s.Port)
+	return b.String()
+}
+
 func labelsYAML(indent string, labels map[string]string) string {
 	if len(labels) == 0 {
 		return ""

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -14,14 +15,16 @@ import (
 )
 
 // Flags are the source flags the examples share: -cluster, -f,
-// -kubeconfig, -domain-suffix, -trust-domain, -namespace-selector and
-// -mesh-networks.
+// -kubeconfig, -domain-suffix, -trust-domain, -namespace-selector,
+// -mesh-networks, and the Multi-Cluster Services switches -mcs-discovery,
+// -mcs-host and -mcs-cluster-local.
 type Flags struct {
 	Clusters          []Cluster
 	DomainSuffix      string
 	TrustDomain       string
 	NamespaceSelector string
 	MeshNetworks      string
+	MCS               MCS
 }
 
 // Register defines the flags on fs.
@@ -37,6 +40,12 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.TrustDomain, "trust-domain", model.DefaultTrustDomain, "SPIFFE trust `domain`")
 	fs.StringVar(&f.NamespaceSelector, "namespace-selector", "", "only namespaces whose labels match this label `selector`, e.g. mesh=on")
 	fs.StringVar(&f.MeshNetworks, "mesh-networks", "", "Istio's meshNetworks YAML `FILE`: networks of endpoints, and network gateways")
+	fs.BoolVar(&f.MCS.ServiceDiscovery, "mcs-discovery", false,
+		"Multi-Cluster Services discovery (Istio's ENABLE_MCS_SERVICE_DISCOVERY): a Service's endpoints reach other clusters only where a ServiceExport exports it")
+	fs.BoolVar(&f.MCS.Host, "mcs-host", false,
+		"Multi-Cluster Services hosts (Istio's ENABLE_MCS_HOST; needs -mcs-discovery): each ServiceImport gives name.namespace.svc.clusterset.local")
+	fs.BoolVar(&f.MCS.ClusterLocal, "mcs-cluster-local", false,
+		"Multi-Cluster Services cluster-local mode (Istio's ENABLE_MCS_CLUSTER_LOCAL; needs -mcs-host): name.namespace.svc.cluster.local reaches its own cluster only")
 }
 
 // Config returns the Config the flags describe. Its error is a usage
@@ -46,7 +55,14 @@ func (f *Flags) Config(logger *slog.Logger) (Config, error) {
 		Clusters:     f.Clusters,
 		DomainSuffix: f.DomainSuffix,
 		TrustDomain:  f.TrustDomain,
+		MCS:          f.MCS,
 		Logger:       logger,
+	}
+	switch {
+	case f.MCS.Host && !f.MCS.ServiceDiscovery:
+		return Config{}, errors.New("-mcs-host needs -mcs-discovery, as Istio's ENABLE_MCS_HOST needs ENABLE_MCS_SERVICE_DISCOVERY")
+	case f.MCS.ClusterLocal && !f.MCS.Host:
+		return Config{}, errors.New("-mcs-cluster-local needs -mcs-host, as Istio's ENABLE_MCS_CLUSTER_LOCAL needs ENABLE_MCS_HOST")
 	}
 	if f.NamespaceSelector != "" {
 		ls, err := metav1.ParseToLabelSelector(f.NamespaceSelector)

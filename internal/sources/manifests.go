@@ -38,8 +38,9 @@ type ManifestCluster struct {
 	config bool
 
 	client *kubefake.Clientset
-	// gateways holds the Gateway API objects.
+	// gateways holds the Gateway API objects; mcs the MCS API's.
 	gateways *gatewayfake.Clientset
+	mcs      *manifest.MCSFake
 	kube     *kube.Controller
 	// se is the cluster's serviceentry registry and its source: the full
 	// one of the config cluster, a WorkloadEntry registry elsewhere.
@@ -74,9 +75,10 @@ func newManifestCluster(cfg Config, c Cluster, config bool) (*ManifestCluster, e
 		id: c.ID, fsys: c.FS, path: c.Manifests, cfg: cfg, config: config,
 		client:   kubefake.NewSimpleClientset(),
 		gateways: servingGatewayAPI(gatewayfake.NewSimpleClientset()),
+		mcs:      manifest.NewMCSFake(),
 		applied:  map[objectKey]runtime.Object{},
 	}
-	mc.kube, err = kube.New(mc.client, kubeOptions(cfg, c.ID, config, mc.gateways))
+	mc.kube, err = kube.New(mc.client, kubeOptions(cfg, c.ID, config, mc.gateways, mc.mcs))
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 	}
@@ -261,8 +263,11 @@ func resourceOf(gvk schema.GroupVersionKind) schema.GroupVersionResource {
 
 // tracker is the fake clientset an object belongs in.
 func (m *ManifestCluster) tracker(o runtime.Object) k8stesting.ObjectTracker {
-	if manifest.IsGatewayAPI(o) {
+	switch {
+	case manifest.IsGatewayAPI(o):
 		return m.gateways.Tracker()
+	case manifest.IsMCS(o):
+		return m.mcs.Tracker()
 	}
 	return m.client.Tracker()
 }
@@ -274,14 +279,14 @@ func (m *ManifestCluster) create(o runtime.Object) error {
 	if err := m.se.applyNamespace(o, false); err != nil {
 		return err
 	}
-	if manifest.IsGatewayAPI(o) {
+	if manifest.IsGatewayAPI(o) || manifest.IsMCS(o) {
 		// By the object's own version: the scheme knows some types
 		// under several, and Add would take the first.
 		acc, err := meta.Accessor(o)
 		if err != nil {
 			return err
 		}
-		return m.gateways.Tracker().Create(resourceOf(o.GetObjectKind().GroupVersionKind()), o, acc.GetNamespace())
+		return m.tracker(o).Create(resourceOf(o.GetObjectKind().GroupVersionKind()), o, acc.GetNamespace())
 	}
 	return m.client.Tracker().Add(o)
 }

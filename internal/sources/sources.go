@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	mcsclient "sigs.k8s.io/mcs-api/pkg/client/clientset/versioned"
 
 	"github.com/meshreg/meshreg/aggregate"
 	"github.com/meshreg/meshreg/internal/manifest"
@@ -48,7 +49,11 @@ type Config struct {
 	NamespaceSelector *metav1.LabelSelector
 	// MeshNetworks is the aggregate's Options.MeshNetworks.
 	MeshNetworks *model.MeshNetworks
-	Logger       *slog.Logger
+	// MCS switches Kubernetes Multi-Cluster Services on in every
+	// cluster's kube controller (kube.MCSOptions, with the cluster's MCS
+	// API client).
+	MCS    MCS
+	Logger *slog.Logger
 	// Loader reads manifests; the zero value has the loader's defaults.
 	Loader manifest.Loader
 	// Metrics is every registry's Options.Metrics; nil for none.
@@ -65,6 +70,11 @@ type Built struct {
 	// Manifests holds, per manifest cluster, the fake API its registry
 	// watches, so that changed manifests can be applied.
 	Manifests map[model.ClusterID]*ManifestCluster
+}
+
+// MCS are the Multi-Cluster Services switches of kube.MCSOptions.
+type MCS struct {
+	ServiceDiscovery, Host, ClusterLocal bool
 }
 
 // ErrUsage is wrapped by errors in the Config itself.
@@ -135,8 +145,8 @@ func (b *Built) manifestDiagnostics() []model.Diagnostic {
 	return out
 }
 
-func kubeOptions(cfg Config, id model.ClusterID, config bool, gc gatewayclient.Interface) kube.Options {
-	return kube.Options{
+func kubeOptions(cfg Config, id model.ClusterID, config bool, gc gatewayclient.Interface, mc mcsclient.Interface) kube.Options {
+	o := kube.Options{
 		ClusterID:         id,
 		DomainSuffix:      cfg.DomainSuffix,
 		TrustDomain:       cfg.TrustDomain,
@@ -146,6 +156,10 @@ func kubeOptions(cfg Config, id model.ClusterID, config bool, gc gatewayclient.I
 		ConfigCluster:     config,
 		Metrics:           cfg.Metrics,
 	}
+	if cfg.MCS.ServiceDiscovery {
+		o.MCS = kube.MCSOptions{Client: mc, ServiceDiscovery: true, Host: cfg.MCS.Host, ClusterLocal: cfg.MCS.ClusterLocal}
+	}
+	return o
 }
 
 // liveCluster connects to a cluster through its kubeconfig.
@@ -162,7 +176,11 @@ func liveCluster(cfg Config, c Cluster, config bool) ([]registry.Registry, error
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 	}
-	kc, err := kube.New(client, kubeOptions(cfg, c.ID, config, gc))
+	mc, err := mcsclient.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
+	}
+	kc, err := kube.New(client, kubeOptions(cfg, c.ID, config, gc, mc))
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 	}

@@ -129,7 +129,7 @@ func (s *Store) DeleteService(key model.ServiceKey) {
 		return
 	}
 	if set := s.endpoints[key]; set != nil {
-		s.byIP.Remove(set.eps)
+		s.byIP.Remove(&set.owner, set.eps)
 		set.owner.Service = nil
 		s.notifier.Notify(registry.EndpointsEvent{Shard: s.shard, Service: key})
 	}

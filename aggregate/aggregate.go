@@ -105,17 +105,7 @@ func New(opts Options) *Controller {
 		pending: map[model.ShardKey]*member{},
 		scoped:  map[model.ClusterID]*merger{},
 	}
-	m, err := metrics.New(opts.Metrics, "aggregate", "")
-	if err == nil && m != nil {
-		g.st.observe(m)
-		err = m.Watch(metrics.State{Discovery: c, QueueDepths: g.st.queueDepths})
-	}
-	if err != nil {
-		opts.Logger.Error("aggregate metrics not registered", "err", err)
-		m.Unregister()
-		m = nil
-	}
-	c.metrics = m
+	c.metrics = c.newMetrics()
 	return c
 }
 

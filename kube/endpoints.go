@@ -1,11 +1,9 @@
 package kube
 
 import (
-	"fmt"
 	"maps"
 	"net/netip"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -217,75 +215,8 @@ func serviceEndpoints(ns string, svc *model.Service, tr endpointTraits, slicesIn
 	return hintsAllOrNothing(assemble(svc, &memo, len(merged))), diags, memo
 }
 
-// hintsAllOrNothing applies Kubernetes' rule for topology hints (kube-proxy
-// uses a kind of hint only when every ready endpoint has one): a kind of
-// hint that a Healthy endpoint of the service lacks is dropped from every
-// endpoint. The endpoints that change are copied; the memo keeps the
-// endpoints with their slices' hints.
-func hintsAllOrNothing(eps []*model.Endpoint) []*model.Endpoint {
-	some, zones, nodes := false, true, true
-	for _, ep := range eps {
-		some = some || ep.Hints != nil
-		if ep.Health == model.Healthy {
-			zones = zones && ep.Hints != nil && len(ep.Hints.ForZones) > 0
-			nodes = nodes && ep.Hints != nil && len(ep.Hints.ForNodes) > 0
-		}
-	}
-	if !some || zones && nodes {
-		return eps
-	}
-	kept := map[*model.Hints]*model.Hints{} // one copy per shared hints value
-	for i, ep := range eps {
-		if ep.Hints == nil {
-			continue
-		}
-		h, ok := kept[ep.Hints]
-		if !ok {
-			h = &model.Hints{}
-			if zones {
-				h.ForZones = ep.Hints.ForZones
-			}
-			if nodes {
-				h.ForNodes = ep.Hints.ForNodes
-			}
-			if h.IsZero() {
-				h = nil
-			}
-			kept[ep.Hints] = h
-		}
-		cp := *ep
-		cp.Hints = h
-		eps[i] = &cp
-	}
-	return eps
-}
-
 func podKey(p *podInfo) types.NamespacedName {
 	return types.NamespacedName{Namespace: p.namespace, Name: p.name}
-}
-
-// pendingDiagnostic reports an endpoint withheld until its pod arrives.
-func pendingDiagnostic(ns string, se *sliceEndpoint, cluster model.ClusterID) model.Diagnostic {
-	return model.Diagnostic{
-		Severity: model.Warning, Kind: "EndpointSlice", Namespace: ns, Name: se.slice, Cluster: cluster,
-		Message: fmt.Sprintf("endpoint %s"+pendingMarker+"pod %s is not known yet; withheld until it arrives", se.addresses[0], se.pod),
-	}
-}
-
-// pendingMarker is in the message of every pending endpoint's diagnostic,
-// and of no other, so that pendingEndpoints can count them.
-const pendingMarker = " pending: "
-
-// pendingEndpoints counts the endpoints withheld until their pod is
-// known, from their diagnostics (for the metrics).
-func (c *Controller) pendingEndpoints() int {
-	n := 0
-	for _, d := range c.store.Diagnostics() {
-		if d.Kind == "EndpointSlice" && strings.Contains(d.Message, pendingMarker) {
-			n++
-		}
-	}
-	return n
 }
 
 // column is the endpoints of one merged endpoint in a memo's eps, one

@@ -292,23 +292,6 @@ func (c *Controller) initialSync() {
 	c.state.flush(d)
 }
 
-// namespaceTraffic returns a namespace's traffic distribution annotation,
-// from a source that knows it (StaticSource; InformerSource with
-// InformerOptions.Namespaces), and records it as used.
-func (c *Controller) namespaceTraffic(ns string) string {
-	src, ok := c.src.(interface{ NamespaceTrafficDistribution(string) string })
-	if !ok {
-		return ""
-	}
-	v := src.NamespaceTrafficDistribution(ns)
-	if v == "" {
-		delete(c.nsTraffic, ns)
-	} else {
-		c.nsTraffic[ns] = v
-	}
-	return v
-}
-
 // serviceEntries returns the source's ServiceEntries; none in
 // WorkloadEntriesOnly mode.
 func (c *Controller) serviceEntries() []*networkingv1.ServiceEntry {

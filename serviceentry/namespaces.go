@@ -74,3 +74,20 @@ func (f *nsFilter) decide(ns string) bool {
 	l, ok := f.src.NamespaceLabels(ns)
 	return ok && f.sel.Matches(labels.Set(l))
 }
+
+// namespaceTraffic returns a namespace's traffic distribution annotation,
+// from a source that knows it (StaticSource; InformerSource with
+// InformerOptions.Namespaces), and records it as used.
+func (c *Controller) namespaceTraffic(ns string) string {
+	src, ok := c.src.(interface{ NamespaceTrafficDistribution(string) string })
+	if !ok {
+		return ""
+	}
+	v := src.NamespaceTrafficDistribution(ns)
+	if v == "" {
+		delete(c.nsTraffic, ns)
+	} else {
+		c.nsTraffic[ns] = v
+	}
+	return v
+}

@@ -121,9 +121,7 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 	}
 	c.network.Store(&c.net.cluster)
 	c.informers = c.newInformers(client)
-	if err := m.Watch(metrics.State{Discovery: c, QueueDepths: st.QueueDepths, Pending: c.pendingEndpoints}); err != nil {
-		return nil, fmt.Errorf("kube: %w", err)
-	}
+	m.Watch(metrics.State{Discovery: c, QueueDepths: st.QueueDepths, Pending: c.pendingEndpoints})
 	return c, nil
 }
 

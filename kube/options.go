@@ -109,7 +109,9 @@ type Options struct {
 
 	// Metrics, when set, receives the controller's Prometheus metrics,
 	// labelled registry="Kubernetes" and cluster (the README's
-	// "Operating meshreg" lists them), from New until Run returns.
+	// "Operating meshreg" lists them), from New until Run returns. A
+	// controller that replaces another of its cluster on the same
+	// Registerer shares the cluster's series with it while both exist.
 	// Default: nil, no metrics and no cost.
 	Metrics prometheus.Registerer
 	// MCS configures Kubernetes Multi-Cluster Services: the MCS API's

@@ -99,9 +99,7 @@ func New(src Source, opts Options) (*Controller, error) {
 		handed:    map[model.WorkloadKey]handedChange{},
 		wake:      make(chan struct{}, 1),
 	}
-	if err := m.Watch(metrics.State{Discovery: c, QueueDepths: st.QueueDepths}); err != nil {
-		return nil, fmt.Errorf("serviceentry: %w", err)
-	}
+	m.Watch(metrics.State{Discovery: c, QueueDepths: st.QueueDepths})
 	return c, nil
 }
 

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -14,9 +15,9 @@ import (
 // Registry is one registry's metrics. Its methods are safe for
 // concurrent use, and do nothing on a nil Registry.
 type Registry struct {
-	reg        prometheus.Registerer
-	labels     prometheus.Labels
-	collectors []prometheus.Collector
+	reg prometheus.Registerer
+
+	fam *family
 
 	events  *prometheus.CounterVec
 	wait    prometheus.Histogram
@@ -30,59 +31,68 @@ var _ registry.NotifierObserver = (*Registry)(nil)
 // New registers the metrics of a registry with reg, labelled with the
 // registry's name (its provider, or "aggregate") and cluster; nil reg
 // returns nil, metrics off. Unregister takes them back.
+//
+// Registries with the same name and cluster on one Registerer share
+// their series: a cluster's registry and the one that replaces it (after
+// its kubeconfig Secret is rotated, say) run side by side until the new
+// one has synced, and the cluster's counters go on across the change
+// rather than restart. The state gauges read the older of the two until
+// it is unregistered.
 func New(reg prometheus.Registerer, name string, cluster model.ClusterID) (*Registry, error) {
 	if reg == nil {
 		return nil, nil
 	}
 	l := prometheus.Labels{"registry": name, "cluster": string(cluster)}
-	r := &Registry{reg: reg, labels: l}
-	r.events = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "meshreg_events_published_total", Help: "Events the registry published, by kind.", ConstLabels: l,
-	}, []string{"kind"})
-	r.wait = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name: "meshreg_event_wait_seconds", Help: "How long an event waited in a subscriber's queue before its handler was called.",
-		ConstLabels: l, Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12),
-	})
-	r.lag = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:        "meshreg_change_lag_seconds",
-		Help:        "From an object's last write on the API server (its managed fields' time) to the registry applying it, by kind of object.",
-		ConstLabels: l, Buckets: prometheus.ExponentialBuckets(1e-3, 2, 14),
-	}, []string{"kind"})
-	r.relists = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "meshreg_informer_relists_total", Help: "Lists an informer made after its first (after a watch failed or expired), by informer.", ConstLabels: l,
-	}, []string{"informer"})
-	r.sync = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "meshreg_initial_sync_seconds", Help: "How long the registry took from Run to its initial state reaching its subscribers; 0 until then.", ConstLabels: l,
-	})
-	for _, c := range []prometheus.Collector{r.events, r.wait, r.lag, r.relists, r.sync} {
-		if err := r.register(c); err != nil {
+	r := &Registry{reg: reg}
+	for {
+		f := newFamily(l, r)
+		err := reg.Register(f)
+		if err == nil {
+			r.join(f)
+			return r, nil
+		}
+		are := prometheus.AlreadyRegisteredError{}
+		if !errors.As(err, &are) {
 			return nil, err
 		}
-	}
-	return r, nil
-}
-
-func (r *Registry) register(c prometheus.Collector) error {
-	if err := r.reg.Register(c); err != nil {
-		r.Unregister()
-		if are := (prometheus.AlreadyRegisteredError{}); errors.As(err, &are) {
-			return errors.New("metrics: a registry with these labels (" + r.labels["registry"] + ", cluster " + r.labels["cluster"] + ") is registered already")
+		existing, ok := are.ExistingCollector.(*family)
+		if !ok {
+			return nil, errors.New("metrics: the metrics of " + name + ", cluster " + string(cluster) + " are registered already by another collector")
 		}
-		return err
+		if existing.add(r) {
+			r.join(existing)
+			return r, nil
+		}
+		// existing was just unregistered by its last member: register
+		// anew.
 	}
-	r.collectors = append(r.collectors, c)
-	return nil
 }
 
-// Unregister takes the registry's metrics back from the Registerer.
+func (r *Registry) join(f *family) {
+	r.fam = f
+	r.events, r.wait, r.lag, r.relists, r.sync = f.events, f.wait, f.lag, f.relists, f.sync
+}
+
+// Unregister takes the registry's metrics back from the Registerer, or,
+// while another registry of the same labels shares them, leaves them to
+// it. A second call does nothing.
 func (r *Registry) Unregister() {
-	if r == nil {
+	if r == nil || r.fam == nil {
 		return
 	}
-	for _, c := range r.collectors {
-		r.reg.Unregister(c)
+	f := r.fam
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := slices.Index(f.members, r)
+	if i < 0 {
+		return
 	}
-	r.collectors = nil
+	f.members = slices.Delete(f.members, i, i+1)
+	delete(f.states, r)
+	if len(f.members) == 0 {
+		f.left = true
+		r.reg.Unregister(f)
+	}
 }
 
 // Notified counts an event published.
@@ -147,12 +157,15 @@ type State struct {
 	Pending func() int
 }
 
-// Watch registers the state gauges over st.
-func (r *Registry) Watch(st State) error {
+// Watch has the state gauges read st when scraped, while this registry
+// is the oldest of those sharing its labels.
+func (r *Registry) Watch(st State) {
 	if r == nil {
-		return nil
+		return
 	}
-	return r.register(newStateCollector(r.labels, st))
+	r.fam.mu.Lock()
+	r.fam.states[r] = st
+	r.fam.mu.Unlock()
 }
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }

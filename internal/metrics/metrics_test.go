@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/meshreg/meshreg/internal/metrics"
@@ -82,27 +82,104 @@ func TestOff(t *testing.T) {
 	m.Applied("Pod", time.Now())
 	m.Relisted("pods")
 	m.Synced(time.Second)
-	if err := m.Watch(metrics.State{}); err != nil {
-		t.Fatal(err)
-	}
+	m.Watch(metrics.State{})
 	m.Unregister()
 }
 
-func TestTwiceWithOneRegisterer(t *testing.T) {
+// A cluster's registry and its replacement (a kubeconfig Secret
+// rotated: the new one is built while the old one serves) share the
+// cluster's series on one Registerer: the counters go on, and the state
+// gauges read the older until it is unregistered.
+func TestOneClusterTwiceSharesTheSeries(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	a, err := metrics.New(reg, "Kubernetes", "east")
+	east := map[string]string{"registry": "Kubernetes", "cluster": "east"}
+	relists := func() float64 { return value(t, reg, "meshreg_informer_relists_total", east) }
+	services := func() float64 { return value(t, reg, "meshreg_services", east) }
+	state := func(n int) metrics.State {
+		mem := memory.New(memory.Options{Cluster: "east"})
+		for i := range n {
+			mem.AddService(memory.Service(fmt.Sprintf("s%d", i), "default").Port("http", 80).Build())
+		}
+		return metrics.State{Discovery: mem}
+	}
+
+	old, err := metrics.New(reg, "Kubernetes", "east")
 	if err != nil {
 		t.Fatal(err)
 	}
+	old.Watch(state(1))
+	old.Relisted("pods")
 	if _, err := metrics.New(reg, "Kubernetes", "west"); err != nil {
 		t.Errorf("another cluster on the same Registerer: %v", err)
 	}
-	if _, err := metrics.New(reg, "Kubernetes", "east"); err == nil || !strings.Contains(err.Error(), "registered already") {
-		t.Errorf("the same labels twice: %v, want an error saying so", err)
+	replacement, err := metrics.New(reg, "Kubernetes", "east")
+	if err != nil {
+		t.Fatalf("the same cluster again, while the first is registered: %v", err)
 	}
-	a.Unregister()
-	if _, err := metrics.New(reg, "Kubernetes", "east"); err != nil {
-		t.Errorf("after Unregister, the same labels again: %v", err)
+	replacement.Watch(state(2))
+	replacement.Relisted("pods")
+	if got := relists(); got != 2 {
+		t.Errorf("relists of both = %v, want 2 in one series", got)
+	}
+	if got := services(); got != 1 {
+		t.Errorf("services while both are registered = %v, want 1, the older one's", got)
+	}
+	old.Unregister()
+	old.Unregister() // a second call does nothing
+	if got, want := [2]float64{relists(), services()}, [2]float64{2, 2}; got != want {
+		t.Errorf("after the old one left: relists, services = %v, want %v", got, want)
+	}
+	replacement.Unregister()
+	if got := services(); got != -1 {
+		t.Errorf("services after both left = %v, want no series", got)
+	}
+	again, err := metrics.New(reg, "Kubernetes", "east")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Relisted("pods")
+	if got := relists(); got != 1 {
+		t.Errorf("relists after a new start and one relist = %v, want 1", got)
+	}
+	again.Unregister()
+}
+
+func TestNamesTakenByAnotherCollector(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "meshreg_events_published_total", Help: "someone else's", ConstLabels: prometheus.Labels{"registry": "Kubernetes", "cluster": "east"},
+	}))
+	if m, err := metrics.New(reg, "Kubernetes", "east"); err == nil {
+		m.Unregister()
+		t.Fatal("New over another collector's names succeeded, want an error")
+	}
+}
+
+// Registries of one cluster come and go concurrently; when all have
+// gone, nothing is left registered.
+func TestSharedSeriesConcurrently(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				m, err := metrics.New(reg, "Kubernetes", "east")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				m.Watch(metrics.State{Discovery: memory.New(memory.Options{})})
+				m.Relisted("pods")
+				if _, err := reg.Gather(); err != nil {
+					t.Error(err)
+				}
+				m.Unregister()
+			}
+		})
+	}
+	wg.Wait()
+	if fams, err := reg.Gather(); err != nil || len(fams) != 0 {
+		t.Errorf("after every registry left: %d families (%v), want none", len(fams), err)
 	}
 }
 
@@ -232,3 +309,37 @@ func TestKubeMetrics(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A cluster's kube controller replaced by a new one of the same cluster
+// and Registerer, as multicluster does when a cluster's kubeconfig
+// Secret changes: the new one is built while the old one runs, and the
+// cluster's gauges move to it when the old one stops.
+func TestKubeControllerReplacedWithMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	l := map[string]string{"registry": "Kubernetes", "cluster": "c1"}
+	svc := func(name string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+			Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.1", Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}}
+	}
+	start := func(objs ...runtime.Object) (*kube.Controller, func()) {
+		c, err := kube.New(fake.NewClientset(objs...), kube.Options{ClusterID: "c1", Metrics: reg})
+		if err != nil {
+			t.Fatalf("kube.New for cluster c1, with c1's metrics registered: %v", err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		eventually(t, "the initial sync", c.HasSynced)
+		return c, func() { cancel(); <-done }
+	}
+	_, stopOld := start(svc("a"))
+	_, stopNew := start(svc("a"), svc("b"))
+	defer stopNew()
+	if got := value(t, reg, "meshreg_services", l); got != 1 {
+		t.Errorf("services while both run = %v, want 1, the old controller's", got)
+	}
+	stopOld()
+	if got := value(t, reg, "meshreg_services", l); got != 2 {
+		t.Errorf("services after the old controller stopped = %v, want 2, the new one's", got)
+	}
+}

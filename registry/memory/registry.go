@@ -88,12 +88,11 @@ func New(opts Options) *Registry {
 	opts = opts.withDefaults()
 	r := &Registry{store: store.New(model.ShardKey{Provider: opts.Provider, Cluster: opts.Cluster}), opts: opts}
 	m, err := metrics.New(opts.Metrics, opts.Provider.String(), opts.Cluster)
-	if err == nil && m != nil {
+	if m != nil {
 		r.store.Observe(m)
-		err = m.Watch(metrics.State{Discovery: r, QueueDepths: r.store.QueueDepths})
+		m.Watch(metrics.State{Discovery: r, QueueDepths: r.store.QueueDepths})
 	}
 	if err != nil {
-		m.Unregister()
 		r.AddDiagnostic(model.Diagnostic{Severity: model.Warning, Kind: "Registry", Cluster: opts.Cluster,
 			Message: "metrics not registered: " + err.Error()})
 		m = nil

@@ -161,7 +161,7 @@ func TestOutageThenRelist(t *testing.T) {
 
 	u, err := url.Parse(env.cfg.Host)
 	must(t, err)
-	proxy, err := newOutageProxy(u.Host)
+	proxy, err := newFaultProxy(u.Host)
 	must(t, err)
 	defer proxy.close()
 	cfg := rest.CopyConfig(env.cfg)

@@ -67,6 +67,12 @@ func (p *faultProxy) serve() {
 			continue
 		}
 		p.mu.Lock()
+		if p.down { // cut while dialing
+			p.mu.Unlock()
+			c.Close()
+			up.Close()
+			continue
+		}
 		p.conns[c], p.conns[up] = struct{}{}, struct{}{}
 		p.mu.Unlock()
 		p.wg.Add(2)

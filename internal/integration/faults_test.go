@@ -135,7 +135,11 @@ func (r *faultRun) inject(s scenario) {
 	r.churning += time.Since(churnStart)
 	r.revisions += r.revision() - revs
 	d, ok := r.converge(s.name)
-	t.Logf("%s: converged in %s (the registry's informers' relists so far: %v; changes so far: %d)", s.name, d.Round(time.Millisecond),
+	outcome := "converged in"
+	if !ok {
+		outcome = "did not converge in"
+	}
+	t.Logf("%s: %s %s (the registry's informers' relists so far: %v; changes so far: %d)", s.name, outcome, d.Round(time.Millisecond),
 		r.reg.relists(), r.changes())
 	if !ok {
 		r.divergences++

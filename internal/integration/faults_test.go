@@ -164,10 +164,8 @@ func (r *faultRun) converge(what string) (time.Duration, bool) {
 	must(t, err)
 	defer func() { must(t, fresh.stop()) }()
 	ctx := context.Background()
-	var last string
-	deadline := stopped.Add(3 * time.Minute)
 	var nudged time.Time
-	for {
+	err = waitFor(time.Until(stopped.Add(3*time.Minute)), "convergence", func() error {
 		if time.Since(nudged) > 20*time.Second && r.settled() {
 			for _, w := range []*workload{r.wa, r.wb} {
 				if err := w.nudge(ctx); err != nil {
@@ -176,18 +174,16 @@ func (r *faultRun) converge(what string) (time.Duration, bool) {
 			}
 			nudged = time.Now()
 		}
-		ok, msg := r.converged(ctx, fresh)
-		if ok {
-			break
+		if ok, msg := r.converged(ctx, fresh); !ok {
+			return errors.New(msg)
 		}
-		last = msg
-		if time.Now().After(deadline) {
-			t.Errorf("%s: no convergence within %s: %s", what, time.Since(stopped).Round(time.Second), last)
-			return time.Since(stopped), false
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	took := time.Since(stopped)
+	if err != nil {
+		t.Errorf("%s: %v", what, err)
+		return took, false
+	}
 	// The registry agrees with one started afresh from the final objects.
 	final, err := startStack(r.a.config(adminToken, ""), "a")
 	must(t, err)

@@ -166,7 +166,13 @@ func (r *faultRun) converge(what string) (time.Duration, bool) {
 	ctx := context.Background()
 	var nudged time.Time
 	err = waitFor(time.Until(stopped.Add(3*time.Minute)), "convergence", func() error {
+		ok, msg := r.converged(ctx, fresh)
+		if ok {
+			return nil
+		}
 		if time.Since(nudged) > 20*time.Second && r.settled() {
+			first, _, _ := strings.Cut(msg, "\n")
+			t.Logf("%s: nudging the Services after %s, for %s", what, time.Since(stopped).Round(time.Millisecond), first)
 			for _, w := range []*workload{r.wa, r.wb} {
 				if err := w.nudge(ctx); err != nil {
 					t.Logf("%s: nudging %s's Services: %v", what, w.c.name, err)
@@ -174,10 +180,7 @@ func (r *faultRun) converge(what string) (time.Duration, bool) {
 			}
 			nudged = time.Now()
 		}
-		if ok, msg := r.converged(ctx, fresh); !ok {
-			return errors.New(msg)
-		}
-		return nil
+		return errors.New(msg)
 	})
 	took := time.Since(stopped)
 	if err != nil {
@@ -185,6 +188,10 @@ func (r *faultRun) converge(what string) (time.Duration, bool) {
 		return took, false
 	}
 	// The registry agrees with one started afresh from the final objects.
+	// Kubernetes may still be changing them: after an API server
+	// restart, the ReplicaSet controller can wait out its expectations
+	// (up to 5 minutes) before it makes a Deployment's missing pods, so
+	// the registry is given a while to follow such a change.
 	final, err := startStack(r.a.config(adminToken, ""), "a")
 	must(t, err)
 	defer func() { must(t, final.stop()) }()
@@ -197,8 +204,13 @@ func (r *faultRun) converge(what string) (time.Duration, bool) {
 		t.Errorf("%s: %v", what, err)
 		return took, false
 	}
-	if got, want := r.reg.dump(), final.dump(); got != want {
-		t.Errorf("%s: converged, but differs from a registry started afresh:\n%s", what, lineDiff(want, got))
+	if err := waitFor(30*time.Second, "the registry to agree with one started afresh", func() error {
+		if got, want := r.reg.dump(), final.dump(); got != want {
+			return errors.New("dumps differ (-fresh +registry):\n" + lineDiff(want, got))
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("%s: converged, but: %v", what, err)
 		return took, false
 	}
 	r.convergence = append(r.convergence, took)

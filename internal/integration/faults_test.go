@@ -205,10 +205,7 @@ func (r *faultRun) converge(what string) (time.Duration, bool) {
 		return took, false
 	}
 	if err := waitFor(30*time.Second, "the registry to agree with one started afresh", func() error {
-		if got, want := r.reg.dump(), final.dump(); got != want {
-			return errors.New("dumps differ (-fresh +registry):\n" + lineDiff(want, got))
-		}
-		return nil
+		return r.sameDump(final)
 	}); err != nil {
 		t.Errorf("%s: converged, but: %v", what, err)
 		return took, false
@@ -236,8 +233,8 @@ func (r *faultRun) converged(ctx context.Context, fresh *stack) (bool, string) {
 	if !fresh.agg.HasSynced() {
 		return false, "the fresh registry has not synced"
 	}
-	if got, want := r.reg.dump(), fresh.dump(); got != want {
-		return false, "dumps differ (-fresh +registry):\n" + lineDiff(want, got)
+	if err := r.sameDump(fresh); err != nil {
+		return false, err.Error()
 	}
 	if err := truth(ctx, r.reg.agg, r.a, "a", r.wa.ipBase); err != nil {
 		return false, err.Error()
@@ -246,6 +243,15 @@ func (r *faultRun) converged(ctx context.Context, fresh *stack) (bool, string) {
 		return false, err.Error()
 	}
 	return r.sub.agrees(r.reg.agg)
+}
+
+// sameDump reports how the registry's dump differs from fresh's, if it
+// does.
+func (r *faultRun) sameDump(fresh *stack) error {
+	if got, want := r.reg.dump(), fresh.dump(); got != want {
+		return errors.New("dumps differ (-fresh +registry):\n" + lineDiff(want, got))
+	}
+	return nil
 }
 
 // heap is the live heap after a collection.

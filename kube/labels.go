@@ -12,12 +12,9 @@ import (
 
 // Labels and annotations the controller reads or writes.
 const (
-	// labelLocality on a pod overrides its node's locality; the value is
-	// "region.zone.subzone" ('.' because a label value cannot hold '/').
-	labelLocality = "topology.istio.io/locality"
-	// labelLegacyLocality is the older form of labelLocality, read when
-	// a pod has no labelLocality.
-	labelLegacyLocality = "istio-locality"
+	// labelLocality on a pod overrides its node's locality (see
+	// model.LocalityLabel).
+	labelLocality = model.LabelLocality
 	// labelRegion and labelZone are the standard node topology labels;
 	// labelBetaRegion and labelBetaZone their older forms, read when a
 	// node has no standard one.

@@ -24,16 +24,10 @@ func labelOr(labels map[string]string, keys ...string) string {
 	return ""
 }
 
-// podLocality returns a pod's locality: its topology.istio.io/locality
-// label when present, else its older istio-locality label (either with
-// parts separated by '.', see model.ParseLocality); when that is empty,
-// the locality of its node.
+// podLocality returns a pod's locality: the one its labels give
+// (model.LocalityLabel); when they give none, the locality of its node.
 func podLocality(podLabels map[string]string, node model.Locality) model.Locality {
-	v, ok := podLabels[labelLocality]
-	if !ok {
-		v = podLabels[labelLegacyLocality]
-	}
-	if v != "" {
+	if v := model.LocalityLabel(podLabels); v != "" {
 		return model.ParseLocality(v)
 	}
 	return node

@@ -174,10 +174,10 @@ const (
 )
 
 // Istio's persistent-session labels: Options.DrainingLabels is both by
-// default.
+// default (the rule is model's: see model.LabelPersistentSession).
 const (
-	LabelPersistentSession       = "istio.io/persistent-session"
-	LabelPersistentSessionHeader = "istio.io/persistent-session-header"
+	LabelPersistentSession       = model.LabelPersistentSession
+	LabelPersistentSessionHeader = model.LabelPersistentSessionHeader
 )
 
 // defaults returns o with every unset field given its default. It is the

@@ -33,6 +33,24 @@ func ParseLocality(s string) Locality {
 	return l
 }
 
+// The workload labels that give a locality, in the form ParseLocality
+// reads: LabelLocality, else the older LabelLegacyLocality.
+const (
+	LabelLocality       = "topology.istio.io/locality"
+	LabelLegacyLocality = "istio-locality"
+)
+
+// LocalityLabel returns the locality a workload's labels give, as Istio
+// reads them for Pods, WorkloadEntries and ServiceEntry endpoints alike:
+// the LabelLocality label when present (even empty), else the
+// LabelLegacyLocality label; "" when neither is set.
+func LocalityLabel(labels map[string]string) string {
+	if v, ok := labels[LabelLocality]; ok {
+		return v
+	}
+	return labels[LabelLegacyLocality]
+}
+
 // IsZero reports whether nothing is known of the locality.
 func (l Locality) IsZero() bool { return l == Locality{} }
 

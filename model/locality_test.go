@@ -61,3 +61,22 @@ func TestLocalityString(t *testing.T) {
 		}
 	}
 }
+
+func TestLocalityLabel(t *testing.T) {
+	tests := []struct {
+		name   string
+		labels map[string]string
+		want   string
+	}{
+		{"none", nil, ""},
+		{"topology label", map[string]string{model.LabelLocality: "r.z.s"}, "r.z.s"},
+		{"older label", map[string]string{model.LabelLegacyLocality: "r.z"}, "r.z"},
+		{"topology label first", map[string]string{model.LabelLocality: "r1/z1", model.LabelLegacyLocality: "r2.z2"}, "r1/z1"},
+		{"an empty topology label still decides", map[string]string{model.LabelLocality: "", model.LabelLegacyLocality: "r2.z2"}, ""},
+	}
+	for _, tt := range tests {
+		if got := model.LocalityLabel(tt.labels); got != tt.want {
+			t.Errorf("%s: LocalityLabel(%v) = %q, want %q", tt.name, tt.labels, got, tt.want)
+		}
+	}
+}

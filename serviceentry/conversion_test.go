@@ -176,6 +176,18 @@ func TestConvertWorkloadEntry(t *testing.T) {
 					t.Errorf("%+v", w.Endpoint)
 				}
 			}},
+		{"locality from the older istio-locality label", head + "metadata: {name: w, namespace: ns}\nspec: {address: 10.0.0.1, labels: {istio-locality: r.z.s}}\n",
+			func(t *testing.T, w *model.WorkloadInstance) {
+				if got := w.Endpoint.Locality.String(); got != "r/z/s" {
+					t.Errorf("locality = %q, want r/z/s", got)
+				}
+			}},
+		{"the locality field wins over the labels", head + "metadata: {name: w, namespace: ns}\nspec: {address: 10.0.0.1, locality: r1/z1, labels: {topology.istio.io/locality: r2.z2}}\n",
+			func(t *testing.T, w *model.WorkloadInstance) {
+				if got := w.Endpoint.Locality.String(); got != "r1/z1" {
+					t.Errorf("locality = %q, want r1/z1", got)
+				}
+			}},
 		{"identity, ports and locality", head + "metadata: {name: w, namespace: ns}\nspec: {address: 'fe80::1', ports: {http: 81}, locality: r/z/s, network: net1, weight: 2}\n",
 			func(t *testing.T, w *model.WorkloadInstance) {
 				k := w.Key()

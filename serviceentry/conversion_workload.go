@@ -15,7 +15,6 @@ import (
 // Labels and annotations the conversion reads or adds.
 const (
 	labelTLSMode         = "security.istio.io/tlsMode"
-	labelLocality        = "topology.istio.io/locality"
 	labelTopologyCluster = "topology.istio.io/cluster"
 	labelTopologyNetwork = "topology.istio.io/network"
 	labelTopologyRegion  = "topology.kubernetes.io/region"
@@ -47,7 +46,8 @@ type convCtx struct {
 //     identity, so it runs a proxy), else disabled.
 //   - Health: Healthy. An entry that fails its health checks is not
 //     converted at all (see workloadEntryHealthy).
-//   - Locality: the spec's, else the topology.istio.io/locality label.
+//   - Locality: the spec's, else the one its labels give
+//     (model.LocalityLabel: topology.istio.io/locality, else istio-locality).
 func convertWorkloadEntry(we *networkingv1.WorkloadEntry, c convCtx) *model.WorkloadInstance {
 	labels := maps.Clone(we.Spec.Labels)
 	if labels == nil && len(we.Labels) > 0 {
@@ -109,7 +109,7 @@ func workloadEndpointBase(w *v1alpha3.WorkloadEntry, labels map[string]string, n
 	}
 	loc := w.Locality
 	if loc == "" {
-		loc = labels[labelLocality]
+		loc = model.LocalityLabel(labels)
 	}
 	ep.Locality = model.ParseLocality(loc)
 	ep.Labels = topologyLabels(labels, c.Cluster, ep.Network, ep.Locality)

@@ -48,6 +48,7 @@ type ProxyPort struct {
 // reaches directly, or the gateway that stands for workloads of a network
 // it does not reach.
 type ProxyEndpoint struct {
+	// Address is an IP, or "unix://PATH" for a unix domain socket.
 	Address  string `json:"address"`
 	Port     uint32 `json:"port"`
 	Weight   uint32 `json:"weight"`
@@ -68,6 +69,9 @@ func PortsFor(snap *proxyview.Snapshot, p *proxyview.Proxy, svc *model.Service) 
 			for _, ep := range le.Endpoints {
 				pe := ProxyEndpoint{Address: ep.Address.String(), Port: ep.Port, Weight: ep.Weight, Health: ep.Health.String(),
 					Locality: le.Locality.String(), Priority: le.Priority}
+				if ep.Path != "" {
+					pe.Address = "unix://" + ep.Path
+				}
 				if ep.Gateway != nil {
 					g := registry.DumpNetworkGatewayOf(*ep.Gateway)
 					pe.Gateway = &g

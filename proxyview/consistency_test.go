@@ -120,9 +120,9 @@ func bruteVisible(f *fakeSource, ns string, defaults []string) []*model.Service 
 	}
 	rank := func(svc *model.Service, public bool) int {
 		switch {
-		case svc.Provider == model.Kubernetes:
-			return 0
 		case svc.Namespace == ns:
+			return 0
+		case svc.Provider == model.Kubernetes:
 			return 1
 		case !public:
 			return 2

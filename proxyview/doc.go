@@ -27,9 +27,11 @@
 // A service's exportTo, or Options.DefaultServiceExportTo when it has
 // none, says where it is visible: "*" everywhere (whatever else is
 // listed), "~" nowhere, "." its own namespace, a name that namespace.
-// When several visible services claim a hostname, the Kubernetes Service
-// wins, then the namespace's own service, then one exported to it by name,
-// then a public one; within each, model.ComparePrecedence (the oldest).
+// When several visible services claim a hostname, the namespace's own
+// service wins, then a Kubernetes Service of another namespace, then one
+// exported to it by name, then a public one; within each,
+// model.ComparePrecedence (a Kubernetes Service, then the oldest), as
+// Istio's sidecar scope chooses.
 // Snapshot.Services builds a namespace's list once per generation, in
 // time proportional to what is visible.
 //
@@ -45,8 +47,11 @@
 // for it; of a Service with internalTrafficPolicy Local only from the
 // proxy's node; Terminating
 // never; Unhealthy unless Options.OmitUnhealthyEndpoints; Draining only
-// for services labelled PersistentSessionLabel. Endpoints addressed by
-// DNS name are not included: they are not load-assigned.
+// for services labelled PersistentSessionLabel (an endpoint labelled
+// DrainingLabel is Draining). Endpoints addressed by DNS name are not
+// included: they are not load-assigned; a unix domain socket endpoint is
+// (Endpoint.Path). An endpoint's node (internalTrafficPolicy Local) is its
+// pod's, or for an endpoint no pod backs its EndpointSlice's nodeName.
 //
 // When the mesh has network gateways, split horizon applies: an endpoint
 // on the proxy's network (or of no network, or for a proxy of none) is

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/meshreg/meshreg/model"
 )
@@ -26,9 +27,14 @@ type LocalityEndpoints struct {
 // reaches directly, or a network gateway standing in for the workloads of
 // its network that the proxy cannot reach.
 type Endpoint struct {
-	// Address and Port are where the proxy connects.
+	// Address and Port are where the proxy connects. For an endpoint
+	// that is a unix domain socket Address is invalid and Port 0.
 	Address netip.Addr
 	Port    uint32
+	// Path is the path of a unix domain socket (a ServiceEntry endpoint
+	// addressed "unix:///path"), for a proxy on the workload's host;
+	// "" for an endpoint addressed by IP.
+	Path string
 	// AdditionalAddresses are a dual-stack workload's other addresses,
 	// with Options.DualStack; nil otherwise and for gateways.
 	AdditionalAddresses []netip.Addr
@@ -80,8 +86,8 @@ func (s *Snapshot) endpointsFor(p *Proxy, e *entry, port string) []LocalityEndpo
 	var kept []*model.Endpoint
 	var health []model.HealthStatus
 	for _, ep := range e.eps {
-		if ep.ServicePortName != port || ep.Hostname != "" {
-			continue // another port, or not addressed by IP (DNS)
+		if ep.ServicePortName != port || (ep.Hostname != "" && unixPath(ep) == "") {
+			continue // another port, or addressed by a DNS name
 		}
 		if h, ok := s.keep(p, e, ep, multi, sendUnhealthy, persistent); ok {
 			kept = append(kept, ep)
@@ -122,10 +128,16 @@ func (s *Snapshot) endpointsFor(p *Proxy, e *entry, port string) []LocalityEndpo
 				continue
 			}
 		}
-		if len(ep.Addresses) == 0 {
+		var out Endpoint
+		switch {
+		case len(ep.Addresses) > 0:
+			out = Endpoint{Address: ep.Addresses[0].Unmap(), Port: ep.Port}
+		case unixPath(ep) != "":
+			out = Endpoint{Path: unixPath(ep)}
+		default:
 			continue // an address only a gateway could stand for
 		}
-		out := Endpoint{Address: ep.Addresses[0].Unmap(), Port: ep.Port, Weight: weight, Health: health, Workload: ep}
+		out.Weight, out.Health, out.Workload = weight, health, ep
 		if s.conf.DualStack && len(ep.Addresses) > 1 {
 			out.AdditionalAddresses = ep.Addresses[1:]
 		}
@@ -193,7 +205,7 @@ func (s *Snapshot) keep(p *Proxy, e *entry, ep *model.Endpoint, multi, sendUnhea
 		return 0, false // cluster-local: the proxy's cluster only
 	case !ep.DiscoverableFrom(p.Cluster):
 		return 0, false // Multi-Cluster Services: its own cluster's proxies only
-	case len(ep.Addresses) == 0 && (!multi || p.inNetwork(ep.Network)):
+	case len(ep.Addresses) == 0 && unixPath(ep) == "" && (!multi || p.inNetwork(ep.Network)):
 		return 0, false // no address, and no gateway would stand for it
 	case ep.Health == model.Unhealthy && !sendUnhealthy:
 		return 0, false
@@ -208,6 +220,16 @@ func (s *Snapshot) keep(p *Proxy, e *entry, ep *model.Endpoint, multi, sendUnhea
 		return 0, false // draining endpoints serve only existing sessions
 	}
 	return health, true
+}
+
+// unixPath returns the socket path of an endpoint addressed by a unix
+// domain socket ("unix:///path"); "" for any other.
+func unixPath(ep *model.Endpoint) string {
+	path, _ := strings.CutPrefix(ep.Hostname, "unix://")
+	if path == ep.Hostname {
+		return ""
+	}
+	return path
 }
 
 // forcesUnhealthy reports whether a service's clients need its unhealthy

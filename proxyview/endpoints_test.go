@@ -159,6 +159,13 @@ func TestEndpointFilters(t *testing.T) {
 			eps: []*model.Endpoint{ep("10.0.0.1"), ep("10.0.0.2", func(e *model.Endpoint) { e.ServicePortName = "grpc" }),
 				{Hostname: "db.example.com", Port: 5432, ServicePortName: "http"}, {Port: 8080, ServicePortName: "http", Network: "net1"}},
 			want: []string{" 10.0.0.1:8080 w1 Healthy"}},
+		{name: "a unix domain socket endpoint, by its path and no port",
+			eps:  []*model.Endpoint{ep("10.0.0.1"), {Hostname: "unix:///var/run/agent.sock", ServicePortName: "http", Health: model.Healthy}},
+			want: []string{" 10.0.0.1:8080 w1 Healthy", " unix:///var/run/agent.sock:0 w1 Healthy"}},
+		{name: "a unix domain socket endpoint on a network with gateways",
+			proxy: Proxy{Network: "net1"},
+			eps:   []*model.Endpoint{{Hostname: "unix:///var/run/agent.sock", ServicePortName: "http", Health: model.Healthy, Network: "net1"}},
+			want:  []string{" unix:///var/run/agent.sock:0 w1 Healthy"}},
 		{name: "a dual-stack endpoint's other address, with DualStack", opts: Options{DualStack: true},
 			eps: []*model.Endpoint{ep("10.0.0.1", func(e *model.Endpoint) { e.Addresses = append(e.Addresses, netip.MustParseAddr("fd00::1")) })},
 			wantEq: func(t *testing.T, les []LocalityEndpoints) {

@@ -117,12 +117,16 @@ func ips(ss ...string) []netip.Addr {
 }
 
 // flat lists a load assignment as "locality address:port weight health"
-// lines, gateways marked "gw".
+// lines (a unix socket's address unix://PATH), gateways marked "gw".
 func flat(les []LocalityEndpoints) []string {
 	var out []string
 	for _, le := range les {
 		for _, e := range le.Endpoints {
-			s := le.Locality.String() + " " + netip.AddrPortFrom(e.Address, uint16(e.Port)).String() + " w" + strconv.FormatUint(uint64(e.Weight), 10) + " " + e.Health.String()
+			addr := netip.AddrPortFrom(e.Address, uint16(e.Port)).String()
+			if e.Path != "" {
+				addr = "unix://" + e.Path + ":" + strconv.FormatUint(uint64(e.Port), 10)
+			}
+			s := le.Locality.String() + " " + addr + " w" + strconv.FormatUint(uint64(e.Weight), 10) + " " + e.Health.String()
 			if e.Gateway != nil {
 				s += " gw"
 			}

@@ -16,13 +16,14 @@ import (
 // service settings say otherwise.
 const DefaultDiscoveryAddress = "istiod.istio-system.svc:15012"
 
-// Labels the view reads, with the names Istio gives them by default.
+// Labels the view reads (the rule is model's: see
+// model.LabelPersistentSession).
 const (
 	// PersistentSessionLabel marks a service whose clients keep sessions
 	// on an endpoint: only such services are sent draining endpoints.
-	PersistentSessionLabel = "istio.io/persistent-session"
+	PersistentSessionLabel = model.LabelPersistentSession
 	// DrainingLabel on an endpoint (any value) makes it Draining.
-	DrainingLabel = "istio.io/draining"
+	DrainingLabel = model.LabelDraining
 )
 
 // Options configure a View. The zero value is valid: every field's

@@ -51,13 +51,40 @@ func (v *View) resolveLoop(ctx context.Context) {
 			slices.SortFunc(addrs, netip.Addr.Compare)
 			next[name] = slices.Compact(addrs)
 		}
-		if !maps.EqualFunc(next, prev, slices.Equal) {
-			v.mu.Lock()
-			v.resolved = next
-			v.mu.Unlock()
-			v.markGateways()
+		// The answers, the names looked up and the mark are set together,
+		// so that the apply that sees the names looked reads the answers.
+		v.mu.Lock()
+		changed := !maps.EqualFunc(next, prev, slices.Equal)
+		v.resolved = next
+		for _, name := range names {
+			if !v.looked[name] {
+				if v.looked == nil {
+					v.looked = map[string]bool{}
+				}
+				v.looked[name], changed = true, true
+			}
+		}
+		if changed {
+			v.pendingGateways = true
+		}
+		v.mu.Unlock()
+		if changed {
+			v.signal()
 		}
 	}
+}
+
+// namesLooked reports whether every host name the gateways use has been
+// looked up at least once.
+func (v *View) namesLooked() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, name := range v.names {
+		if !v.looked[name] {
+			return false
+		}
+	}
+	return true
 }
 
 // wantNames records the host names the gateways use and wakes the

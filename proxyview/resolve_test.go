@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/meshreg/meshreg/model"
@@ -112,4 +113,66 @@ func TestGatewayHostnameUnresolved(t *testing.T) {
 		}
 		r.mu.Unlock()
 	}
+}
+
+// blockingResolver answers once released, and says when it is first asked.
+type blockingResolver struct {
+	asked, release chan struct{}
+	once           sync.Once
+	addr           netip.Addr
+}
+
+func (r *blockingResolver) LookupNetIP(ctx context.Context, _, _ string) ([]netip.Addr, error) {
+	r.once.Do(func() { close(r.asked) })
+	select {
+	case <-r.release:
+		return []netip.Addr{r.addr}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestSyncedAfterGatewayNamesLooked: a view has not synced until the host
+// names of its gateways have been looked up once, however long the
+// lookup takes, so that its first synced snapshot already holds their
+// addresses.
+func TestSyncedAfterGatewayNamesLooked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memory.New(memory.Options{Cluster: "west"})
+		svc := memory.Service("echo", "shared").Port("http", 80).Build()
+		mem.AddService(svc)
+		mem.SetEndpoints(svc.Key(), memory.Endpoint("10.1.0.1", 8080).Port("http").Cluster("east").Network("east").IstioTLS().Build())
+		mem.SetNetworkGateways(model.NetworkGateway{Network: "east", Cluster: "east", Address: "gw.elb.example.com", Port: 15443})
+
+		r := &blockingResolver{asked: make(chan struct{}), release: make(chan struct{}), addr: netip.MustParseAddr("192.0.2.1")}
+		v, err := proxyview.New(mem, proxyview.Options{Resolver: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go mem.Run(ctx)
+		go v.Run(ctx)
+		<-r.asked
+		time.Sleep(time.Second) // the lookup takes a (fake) second; the rest is done
+		synctest.Wait()
+		if v.HasSynced() {
+			t.Fatal("the view synced while its gateway's host name was being looked up")
+		}
+		close(r.release)
+		synctest.Wait()
+		s := v.Snapshot()
+		if !s.Synced() {
+			t.Fatal("the view has not synced once the lookup answered")
+		}
+		var got []string
+		for _, le := range s.Endpoints(&proxyview.Proxy{Namespace: "app", Network: "west"}, svc.Key(), "http") {
+			for _, e := range le.Endpoints {
+				got = append(got, netip.AddrPortFrom(e.Address, uint16(e.Port)).String())
+			}
+		}
+		if len(got) != 1 || got[0] != "192.0.2.1:15443" {
+			t.Errorf("first synced snapshot's endpoints = %v, want the gateway's resolved address", got)
+		}
+	})
 }

@@ -70,6 +70,10 @@ type View struct {
 	nextID          int
 	names           []string
 	resolved        map[string][]netip.Addr
+	// looked holds the host names the resolver has looked up at least
+	// once, whatever the answer: the view has not synced while a name
+	// the gateways use is not among them.
+	looked map[string]bool
 }
 
 // New returns a view of src; Run starts it. The error wraps
@@ -97,7 +101,8 @@ func New(src Source, opts Options) (*View, error) {
 func (v *View) Snapshot() *Snapshot { return v.snap.Load() }
 
 // HasSynced reports whether the latest snapshot holds the source's
-// initial state (Snapshot.Synced).
+// initial state (Snapshot.Synced), its network gateways' host names
+// looked up once (Options.Resolver; a lookup that fails counts).
 func (v *View) HasSynced() bool { return v.snap.Load().synced }
 
 // Subscribe registers f to be called with each generation's Change, after
@@ -285,7 +290,7 @@ func (v *View) apply() {
 			change.Gateways = true
 		}
 	}
-	next.synced = old.synced || synced
+	next.synced = old.synced || synced && v.namesLooked()
 	if len(change.Services) > 0 || change.Gateways || next.synced != old.synced || old.gen == 0 {
 		next.gen = change.Generation
 		next.superseded = make(chan struct{})

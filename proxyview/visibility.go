@@ -160,15 +160,13 @@ func without(l []*model.Service, svc *model.Service) []*model.Service {
 
 // visibleFrom returns the services visible from namespace ns, one per
 // hostname, sorted by hostname. Of the services visible from ns that
-// claim a hostname, the first of these wins: the Kubernetes Service; a
-// service of ns itself; one of another namespace exported to ns by name;
-// a public one of another namespace; and within each, the first by
-// model.ComparePrecedence. This is Istio's order (services exported to
-// the namespace before public ones, a Kubernetes Service replacing any
-// other) but for the namespace's own services, which Istio ranks with
-// those exported to it, and public ones among the public: see the README
-// ("Where meshreg differs from Istio"). The result is memoized per index
-// and shared.
+// claim a hostname, the first of these wins: a service of ns itself (of
+// those, a Kubernetes Service first); a Kubernetes Service of another
+// namespace; one of another namespace exported to ns by name; a public
+// one of another namespace; and within each, the first by
+// model.ComparePrecedence. This is the choice Istio's sidecar scope
+// makes (checked against Istio's xDS server by the EDS scenarios of
+// testdata/eds). The result is memoized per index and shared.
 func (v *visibility) visibleFrom(ns string) []*model.Service {
 	v.mu.Lock()
 	out, ok := v.visible[ns]
@@ -186,18 +184,18 @@ func (v *visibility) visibleFrom(ns string) []*model.Service {
 // Ranks of the services that claim one hostname in a namespace, the
 // winner first.
 const (
-	rankKubernetes = iota
-	rankOwn
+	rankOwn = iota
+	rankKubernetes
 	rankExported
 	rankPublic
 )
 
 func rankIn(ns string, svc *model.Service, public bool) int {
 	switch {
-	case svc.Provider == model.Kubernetes:
-		return rankKubernetes
 	case svc.Namespace == ns:
 		return rankOwn
+	case svc.Provider == model.Kubernetes:
+		return rankKubernetes
 	case !public:
 		return rankExported
 	}

@@ -8,7 +8,12 @@
 // gRPC client dialling "xds:///<hostname>:<port>" asks for), its route
 // configuration, an EDS cluster "outbound|<port>||<hostname>" and the
 // cluster's load assignment: the node's endpoints, with those of networks
-// it does not reach replaced by their network's gateway.
+// it does not reach replaced by their network's gateway. UDP ports get
+// nothing (sidecars do not proxy UDP). An Envoy node (any node that is
+// not a gRPC client: see internal/xds.ClientOf) is also sent the clusters
+// of wildcard hosts and unix domain socket endpoints, which a gRPC client
+// cannot use. What each sidecar is sent is checked against Istio's own
+// xDS server by the EDS scenarios of testdata/eds.
 //
 // The node is read from its metadata, with the keys of Istio's bootstrap
 // (node.metadata): NAMESPACE (which services it sees, by exportTo),
@@ -51,6 +56,7 @@
 //	                        where a ServiceExport exports their Service (ENABLE_MCS_SERVICE_DISCOVERY)
 //	-mcs-host               and each ServiceImport gives name.ns.svc.clusterset.local (ENABLE_MCS_HOST)
 //	-mcs-cluster-local      and name.ns.svc.cluster.local reaches its own cluster only (ENABLE_MCS_CLUSTER_LOCAL)
+//	-resolve NAME=IP[,IP]   resolve a gateway's host name NAME to these IPs, without DNS; repeatable
 //	-v                      log to stderr
 //
 // Both servers listen on loopback unless told otherwise: neither

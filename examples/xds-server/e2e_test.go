@@ -283,6 +283,12 @@ type server struct {
 
 // startServer runs serve over reg and waits until it is ready.
 func startServer(t *testing.T, reg Registry, debounce proxyview.DebounceOptions, prom *prometheus.Registry) *server {
+	return startServerResolving(t, reg, debounce, prom, nil)
+}
+
+// startServerResolving is startServer with the gateways' host names
+// resolved by resolver (nil: the system's).
+func startServerResolving(t *testing.T, reg Registry, debounce proxyview.DebounceOptions, prom *prometheus.Registry, resolver proxyview.Resolver) *server {
 	t.Helper()
 	xdsLis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -294,7 +300,9 @@ func startServer(t *testing.T, reg Registry, debounce proxyview.DebounceOptions,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- serve(ctx, reg, xdsLis, debugLis, nil, debounce, prom) }()
+	go func() {
+		served <- serve(ctx, reg, xdsLis, debugLis, serveOptions{debounce: debounce, prom: prom, resolver: resolver})
+	}()
 	s := &server{
 		xdsAddr: xdsLis.Addr().String(), debugURL: "http://" + debugLis.Addr().String(),
 		stop: sync.OnceValue(func() error { cancel(); return <-served }),

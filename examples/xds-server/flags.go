@@ -20,6 +20,8 @@ type config struct {
 	xdsAddr, debugAddr string
 	sources            sources.Flags
 	verbose            bool
+	// resolve holds the gateway host names -resolve answers.
+	resolve staticResolver
 }
 
 // usageError is a problem with the command line: exit status 2.
@@ -38,6 +40,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.debugAddr, "debug-addr", defaultDebugAddr, "debug HTTP listen `address`")
 	c.sources.Register(fs)
 	fs.BoolVar(&c.verbose, "v", false, "log to stderr")
+	fs.Var(&c.resolve, "resolve", "resolve the network gateway host `NAME=IP[,IP...]` to these IPs without DNS (repeatable; other names are looked up as usual)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/meshreg/meshreg/internal/sources"
@@ -77,6 +78,9 @@ func TestParseFlagsErrors(t *testing.T) {
 		{"-cluster", "=path"},
 		{"-nope"},
 		{"extra"},
+		{"-resolve", "gw.example.net"},
+		{"-resolve", "gw.example.net=not-an-ip"},
+		{"-resolve", "=192.0.2.1"},
 	} {
 		_, err := parseFlags(args, io.Discard)
 		var ue usageError
@@ -86,5 +90,20 @@ func TestParseFlagsErrors(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("parseFlags(-h) = %v, want flag.ErrHelp", err)
+	}
+}
+
+func TestResolveFlag(t *testing.T) {
+	c, err := parseFlags([]string{"-resolve", "GW.example.net.=192.0.2.1, 2001:db8::1", "-resolve", "other.example=192.0.2.9"}, io.Discard)
+	if err != nil {
+		t.Fatalf("parseFlags: %v", err)
+	}
+	got, err := c.resolve.LookupNetIP(t.Context(), "ip", "gw.example.net")
+	want := []netip.Addr{netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("2001:db8::1")}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("LookupNetIP(gw.example.net) = %v, %v; want %v", got, err, want)
+	}
+	if got, _ := c.resolve.LookupNetIP(t.Context(), "ip", "other.example"); !slices.Equal(got, []netip.Addr{netip.MustParseAddr("192.0.2.9")}) {
+		t.Errorf("LookupNetIP(other.example) = %v", got)
 	}
 }

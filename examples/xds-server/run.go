@@ -68,26 +68,42 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "xds-server: warning: listening on %s, beyond this host, without authentication\n", ap)
 		}
 	}
-	if err := serve(ctx, reg, xdsLis, debugLis, log, proxyview.DebounceOptions{}, prom); err != nil {
+	opts := serveOptions{log: log, prom: prom}
+	if len(c.resolve) > 0 {
+		opts.resolver = c.resolve
+	}
+	if err := serve(ctx, reg, xdsLis, debugLis, opts); err != nil {
 		fmt.Fprintf(stderr, "xds-server: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
+// serveOptions are what serve takes besides the registry and listeners;
+// the zero value is valid.
+type serveOptions struct {
+	// log is the logger; nil logs nothing.
+	log *slog.Logger
+	// debounce says how pushes are debounced; its zero value is Istio's
+	// 100ms quiet, 10s at most.
+	debounce proxyview.DebounceOptions
+	// prom is what /metrics serves, where the registry's own metrics are
+	// when it was built with it; nil is a new registry.
+	prom *prometheus.Registry
+	// resolver resolves the gateways' host names; nil is the system's.
+	resolver proxyview.Resolver
+}
+
 // serve runs the registry, its proxy view, the pushes to the xDS nodes,
 // the xDS server on xdsLis and the debug server on debugLis until ctx is
 // done or one of them fails; then it stops them all and returns the first
-// failure. It takes ownership of the listeners. Pushes are debounced as
-// debounce says (its zero value: Istio's 100ms quiet, 10s at most). log
-// may be nil.
-// /metrics serves prom (a new registry when nil), where the registry's
-// own metrics are when it was built with it.
-func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, log *slog.Logger, debounce proxyview.DebounceOptions, prom *prometheus.Registry) error {
+// failure. It takes ownership of the listeners.
+func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, o serveOptions) error {
+	log, debounce, prom := o.log, o.debounce, o.prom
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	view, err := proxyview.New(reg, proxyview.Options{Logger: log})
+	view, err := proxyview.New(reg, proxyview.Options{Logger: log, Resolver: o.resolver})
 	if err != nil {
 		xdsLis.Close()
 		debugLis.Close()

@@ -63,6 +63,19 @@
 // would make gRPC reject the whole assignment, so only the first is kept,
 // and its locality's weight is that of the endpoints kept.
 //
-// Services resolved by DNS, passthrough or alias services, and wildcard
-// hosts get no resources: see Translatable.
+// A node is a gRPC client when its user_agent_name is a gRPC library's
+// or its metadata GENERATOR is "grpc" (Istio's gRPC bootstrap), else an
+// Envoy sidecar (ClientOf). Envoy is also sent the clusters of wildcard
+// hosts ("*.example.com", which it routes to by the host a request
+// names; they have no listener or route, since nothing dials them by
+// name) and unix domain socket endpoints, as pipe addresses with no
+// port; a gRPC client, which dials one hostname over TCP, is sent
+// neither.
+//
+// UDP ports get no resources, since sidecars do not proxy UDP (as in
+// Istio's CDS); services resolved by DNS and passthrough or alias
+// services get none either: see Translatable and PortServed. A
+// locality's subzone of more than one level ("az-1/rack-7") reaches the
+// client as its first level, as Istio sends it, while the groups stay
+// apart as Istio keeps them.
 package xds

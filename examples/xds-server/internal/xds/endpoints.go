@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -29,27 +30,40 @@ func HealthStatus(h model.HealthStatus) (corev3.HealthStatus, bool) {
 }
 
 // LoadAssignment returns the ClusterLoadAssignment of one port of a
-// service for one proxy, from that proxy's endpoints of the port as
-// proxyview.Snapshot.Endpoints gives them (filtered, grouped and sorted by
-// locality, gateways standing in for unreachable networks). See the
-// package doc for weights, health and the endpoints left out.
-func LoadAssignment(host model.Hostname, port uint32, groups []proxyview.LocalityEndpoints) *endpointv3.ClusterLoadAssignment {
+// service for one proxy, a client of kind c, from that proxy's endpoints
+// of the port as proxyview.Snapshot.Endpoints gives them (filtered,
+// grouped and sorted by locality, gateways standing in for unreachable
+// networks). See the package doc for weights, health and the endpoints
+// left out.
+func LoadAssignment(host model.Hostname, port uint32, groups []proxyview.LocalityEndpoints, c Client) *endpointv3.ClusterLoadAssignment {
 	cla := &endpointv3.ClusterLoadAssignment{ClusterName: ClusterName(host, port)}
 	seen := map[netip.AddrPort]bool{}
+	seenPaths := map[string]bool{}
 	for _, g := range groups {
 		loc := &endpointv3.LocalityLbEndpoints{
-			Locality: &corev3.Locality{Region: g.Locality.Region, Zone: g.Locality.Zone, SubZone: g.Locality.Subzone},
+			Locality: envoyLocality(g.Locality),
 			Priority: g.Priority,
 		}
 		dropped := false
 		var kept uint32 // the weight of the endpoints kept, should some be dropped
 		for _, ep := range g.Endpoints {
 			health, ok := HealthStatus(ep.Health)
-			if !ok || !fresh(seen, ep) {
+			if ep.Path != "" {
+				// A unix domain socket: Envoy connects to it as a pipe;
+				// a gRPC client cannot.
+				ok = ok && c == Envoy && !seenPaths[ep.Path]
+				seenPaths[ep.Path] = true
+			} else {
+				ok = ok && fresh(seen, ep)
+			}
+			if !ok {
 				dropped = true
 				continue
 			}
 			e := &endpointv3.Endpoint{Address: socketAddress(ep.Address, ep.Port)}
+			if ep.Path != "" {
+				e.Address = &corev3.Address{Address: &corev3.Address_Pipe{Pipe: &corev3.Pipe{Path: ep.Path}}}
+			}
 			for _, a := range ep.AdditionalAddresses {
 				e.AdditionalAddresses = append(e.AdditionalAddresses,
 					&endpointv3.Endpoint_AdditionalAddress{Address: socketAddress(a, ep.Port)})
@@ -73,6 +87,15 @@ func LoadAssignment(host model.Hostname, port uint32, groups []proxyview.Localit
 	}
 	compactPriorities(cla.Endpoints)
 	return cla
+}
+
+// envoyLocality is a locality as Envoy takes it: region, zone and
+// subzone, a subzone of more than one level ("az-1/rack-7") cut to its
+// first, as Istio sends it. Two localities that differ past that level
+// stay two groups of endpoints, as Istio groups them.
+func envoyLocality(l model.Locality) *corev3.Locality {
+	sub, _, _ := strings.Cut(l.Subzone, "/")
+	return &corev3.Locality{Region: l.Region, Zone: l.Zone, SubZone: sub}
 }
 
 // compactPriorities numbers the priorities in use 0, 1, 2... in their

@@ -125,7 +125,7 @@ func TestLoadAssignment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := xds.LoadAssignment(host, 8080, tt.groups)
+			got := xds.LoadAssignment(host, 8080, tt.groups, xds.GRPC)
 			want := &endpointv3.ClusterLoadAssignment{ClusterName: name, Endpoints: tt.want}
 			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 				t.Errorf("LoadAssignment (-want +got):\n%s", diff)
@@ -170,12 +170,48 @@ func TestLoadAssignmentPriorities(t *testing.T) {
 		{Locality: model.ParseLocality("r1/z2"), Priority: 1, Weight: 1, Endpoints: []proxyview.Endpoint{at("10.0.0.1")}},
 		{Locality: model.ParseLocality("r2/z1"), Priority: 2, Weight: 1, Endpoints: []proxyview.Endpoint{at("10.0.0.3")}},
 	}
-	cla := xds.LoadAssignment("echo.default.svc.cluster.local", 80, groups)
+	cla := xds.LoadAssignment("echo.default.svc.cluster.local", 80, groups, xds.GRPC)
 	var got []uint32
 	for _, l := range cla.Endpoints {
 		got = append(got, l.Priority)
 	}
 	if len(got) != 2 || got[0] != 0 || got[1] != 1 {
 		t.Errorf("priorities = %v, want [0 1]", got)
+	}
+}
+
+// TestLoadAssignmentClients: a unix domain socket endpoint is a pipe for
+// Envoy and left out for gRPC; a subzone deeper than one level reaches
+// the client as its first level, its groups kept apart.
+func TestLoadAssignmentClients(t *testing.T) {
+	pipe := proxyview.Endpoint{Path: "/var/run/agent.sock", Weight: 1, Health: model.Healthy}
+	groups := []proxyview.LocalityEndpoints{
+		{Locality: model.ParseLocality("us/us-east-1/az-1/r11"), Weight: 3, Endpoints: []proxyview.Endpoint{pvEP("10.0.0.1", 8080), pipe, pipe}},
+		{Locality: model.ParseLocality("us/us-east-1/az-1/r12"), Weight: 1, Endpoints: []proxyview.Endpoint{pvEP("10.0.0.2", 8080)}},
+	}
+	pipeEP := &endpointv3.LbEndpoint{
+		HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
+			Address: &corev3.Address{Address: &corev3.Address_Pipe{Pipe: &corev3.Pipe{Path: "/var/run/agent.sock"}}},
+		}},
+		HealthStatus:        corev3.HealthStatus_HEALTHY,
+		LoadBalancingWeight: wrapperspb.UInt32(1),
+	}
+	for _, tt := range []struct {
+		client xds.Client
+		want   []*endpointv3.LocalityLbEndpoints
+	}{
+		{xds.Envoy, []*endpointv3.LocalityLbEndpoints{
+			locality("us", "us-east-1", "az-1", 2, lbEP("10.0.0.1", 8080, corev3.HealthStatus_HEALTHY, 1), pipeEP),
+			locality("us", "us-east-1", "az-1", 1, lbEP("10.0.0.2", 8080, corev3.HealthStatus_HEALTHY, 1)),
+		}},
+		{xds.GRPC, []*endpointv3.LocalityLbEndpoints{
+			locality("us", "us-east-1", "az-1", 1, lbEP("10.0.0.1", 8080, corev3.HealthStatus_HEALTHY, 1)),
+			locality("us", "us-east-1", "az-1", 1, lbEP("10.0.0.2", 8080, corev3.HealthStatus_HEALTHY, 1)),
+		}},
+	} {
+		got := xds.LoadAssignment(host, 8080, groups, tt.client)
+		if diff := cmp.Diff(tt.want, got.GetEndpoints(), protocmp.Transform()); diff != "" {
+			t.Errorf("client %d: endpoints (-want +got):\n%s", tt.client, diff)
+		}
 	}
 }

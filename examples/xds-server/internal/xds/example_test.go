@@ -26,7 +26,7 @@ func ExampleLoadAssignment() {
 			at("10.0.0.1", 9000, 1, model.Healthy), at("10.0.0.2", 9000, 3, model.Draining),
 		}},
 		{Locality: model.ParseLocality("us-west1/us-west1-a"), Weight: 2, Endpoints: []proxyview.Endpoint{behind}},
-	})
+	}, xds.GRPC)
 	fmt.Println(cla.GetClusterName())
 	for _, loc := range cla.GetEndpoints() {
 		l := loc.GetLocality()

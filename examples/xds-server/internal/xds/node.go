@@ -40,6 +40,38 @@ const (
 	MetadataDNSCapture = "DNS_CAPTURE"
 )
 
+// Client is the kind of xDS client a node is, which decides what it can
+// be sent.
+type Client int
+
+const (
+	// Envoy is a sidecar: Istio's default kind of proxy, and what a node
+	// is unless it says it is gRPC. It is sent wildcard hosts' clusters
+	// and unix domain socket endpoints.
+	Envoy Client = iota
+	// GRPC is a proxyless gRPC client, which dials one hostname over
+	// TCP: it is sent neither.
+	GRPC
+)
+
+// MetadataGenerator is the node metadata key with which Istio's gRPC
+// bootstrap asks for gRPC's resources: the value "grpc".
+const MetadataGenerator = "GENERATOR"
+
+// ClientOf returns the kind of client a node is: GRPC when its
+// user_agent_name is a gRPC library's ("gRPC Go", "gRPC Java"...) or its
+// metadata GENERATOR is "grpc", as Istio's gRPC bootstrap writes it;
+// Envoy otherwise.
+func ClientOf(n *corev3.Node) Client {
+	if strings.HasPrefix(strings.ToLower(n.GetUserAgentName()), "grpc") {
+		return GRPC
+	}
+	if v, ok := n.GetMetadata().GetFields()[MetadataGenerator]; ok && v.GetStringValue() == "grpc" {
+		return GRPC
+	}
+	return Envoy
+}
+
 // ErrInvalidNode is wrapped by the errors of ProxyFromNode.
 var ErrInvalidNode = errors.New("invalid xDS node")
 

@@ -123,3 +123,23 @@ func mustStruct(m map[string]any) *structpb.Struct {
 	}
 	return s
 }
+
+func TestClientOf(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		node *corev3.Node
+		want xds.Client
+	}{
+		{"an Envoy sidecar", &corev3.Node{Id: "a", UserAgentName: "envoy"}, xds.Envoy},
+		{"a node that says nothing is a sidecar, as in Istio", &corev3.Node{Id: "a"}, xds.Envoy},
+		{"grpc-go", &corev3.Node{Id: "a", UserAgentName: "gRPC Go"}, xds.GRPC},
+		{"grpc-java", &corev3.Node{Id: "a", UserAgentName: "gRPC Java"}, xds.GRPC},
+		{"Istio's gRPC bootstrap", &corev3.Node{Id: "a", Metadata: mustStruct(map[string]any{"GENERATOR": "grpc"})}, xds.GRPC},
+		{"another generator", &corev3.Node{Id: "a", Metadata: mustStruct(map[string]any{"GENERATOR": "envoy"})}, xds.Envoy},
+		{"no node", nil, xds.Envoy},
+	} {
+		if got := xds.ClientOf(tt.node); got != tt.want {
+			t.Errorf("%s: ClientOf = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

@@ -127,6 +127,7 @@ func (n *Nodes) openStream(key streamKey, cn *corev3.Node) error {
 		n.log.Warn("xds node refused", "err", err)
 		return err
 	}
+	client := ClientOf(cn)
 	id := cn.GetId()
 
 	n.mu.Lock()
@@ -142,12 +143,12 @@ func (n *Nodes) openStream(key streamKey, cn *corev3.Node) error {
 	n.streamsMu.Unlock()
 	switch {
 	case nd.state == nil:
-		nd.state = newProxyState(proxy)
-	case !sameProxy(nd.state.proxy, proxy):
+		nd.state = newProxyState(proxy, client)
+	case !sameProxy(nd.state.proxy, proxy) || nd.state.client != client:
 		// A new stream says something else of the node: it is the
 		// node's latest word.
 		n.log.Info("xds node metadata changed", "node", id)
-		nd.state.proxy = proxy
+		nd.state.proxy, nd.state.client = proxy, client
 	default:
 		return nil // registered by another stream
 	}

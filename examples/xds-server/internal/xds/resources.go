@@ -22,6 +22,8 @@ type entry struct {
 // each hostname it sees, and the snapshot served from them.
 type proxyState struct {
 	proxy proxyview.Proxy
+	// client is what kind of client the node is.
+	client Client
 	// snap is the view's snapshot the resources were last brought to.
 	snap *proxyview.Snapshot
 	// hosts holds, per hostname served, the key of the service
@@ -41,8 +43,8 @@ type hostState struct {
 	names [numKinds][]string
 }
 
-func newProxyState(p proxyview.Proxy) *proxyState {
-	ps := &proxyState{proxy: p, hosts: map[model.Hostname]hostState{}}
+func newProxyState(p proxyview.Proxy, c Client) *proxyState {
+	ps := &proxyState{proxy: p, client: c, hosts: map[model.Hostname]hostState{}}
 	for k := range ps.byKind {
 		ps.byKind[k] = map[string]entry{}
 	}
@@ -73,8 +75,9 @@ func newBuild(snap *proxyview.Snapshot, version func() string, log *slog.Logger)
 }
 
 // serviceResources returns the listeners, routes and clusters of every
-// port of svc, by kind and name. A resource that fails to translate is
-// logged and left out.
+// port of svc that is served (PortServed), by kind and name; a wildcard
+// host gets clusters alone, since no client dials it by name. A resource
+// that fails to translate is logged and left out.
 func (b *build) serviceResources(svc *model.Service) *sharedResources {
 	if r, ok := b.shared[svc]; ok {
 		return r
@@ -84,13 +87,18 @@ func (b *build) serviceResources(svc *model.Service) *sharedResources {
 		r[k] = map[string]types.Resource{}
 	}
 	for _, p := range svc.Ports {
-		if lis, err := Listener(svc.Hostname, p.Port); err != nil {
-			b.log.Error("listener not translated", "service", svc.Key().String(), "err", err)
-		} else {
-			r[listeners][lis.Name] = lis
+		if !PortServed(p) {
+			continue
 		}
-		rc := RouteConfiguration(svc.Hostname, p.Port)
-		r[routes][rc.Name] = rc
+		if !svc.Hostname.IsWildcard() {
+			if lis, err := Listener(svc.Hostname, p.Port); err != nil {
+				b.log.Error("listener not translated", "service", svc.Key().String(), "err", err)
+			} else {
+				r[listeners][lis.Name] = lis
+			}
+			rc := RouteConfiguration(svc.Hostname, p.Port)
+			r[routes][rc.Name] = rc
+		}
 		if c, err := Cluster(svc.Hostname, p); err != nil {
 			b.log.Error("cluster not translated", "service", svc.Key().String(), "err", err)
 		} else {
@@ -134,7 +142,7 @@ func (ps *proxyState) update(b *build, full bool, changed map[model.ServiceKey]b
 
 	visible := map[model.Hostname]bool{}
 	for _, svc := range b.snap.Services(&ps.proxy) {
-		if Translatable(svc) != nil {
+		if Translatable(svc, ps.client) != nil {
 			continue
 		}
 		visible[svc.Hostname] = true
@@ -151,7 +159,10 @@ func (ps *proxyState) update(b *build, full bool, changed map[model.ServiceKey]b
 			}
 		}
 		for _, p := range svc.Ports {
-			cla := LoadAssignment(svc.Hostname, p.Port, b.snap.Endpoints(&ps.proxy, svc.Key(), p.Name))
+			if !PortServed(p) {
+				continue
+			}
+			cla := LoadAssignment(svc.Hostname, p.Port, b.snap.Endpoints(&ps.proxy, svc.Key(), p.Name), ps.client)
 			set(endpoints, cla.ClusterName, cla)
 			next.names[endpoints] = append(next.names[endpoints], cla.ClusterName)
 		}

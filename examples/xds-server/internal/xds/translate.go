@@ -27,19 +27,26 @@ var ErrUnsupported = errors.New("service not served over xDS")
 // gRPC ignores it).
 const connectTimeout = 5 * time.Second
 
-// Translatable reports whether a service gets xDS resources: it must be
-// load-balanced by the client (endpoints known by IP, served through EDS)
-// and have a concrete hostname. The error wraps ErrUnsupported and says
-// why not.
-func Translatable(svc *model.Service) error {
+// Translatable reports whether a service gets xDS resources for a client
+// of kind c: it must be load-balanced by the client (endpoints served
+// through EDS). A wildcard host ("*.example.com") gets its clusters for
+// Envoy, which routes to them by the host a request names, and nothing
+// for gRPC, which dials one hostname. The error wraps ErrUnsupported and
+// says why not.
+func Translatable(svc *model.Service, c Client) error {
 	switch {
-	case svc.Hostname.IsWildcard():
-		return fmt.Errorf("service %s: wildcard host: %w", svc.Key(), ErrUnsupported)
+	case svc.Hostname.IsWildcard() && c == GRPC:
+		return fmt.Errorf("service %s: wildcard host, which a gRPC client cannot dial: %w", svc.Key(), ErrUnsupported)
 	case svc.Resolution != model.ClientSideLB:
 		return fmt.Errorf("service %s: resolution %s: %w", svc.Key(), svc.Resolution, ErrUnsupported)
 	}
 	return nil
 }
+
+// PortServed reports whether a service port gets xDS resources: every
+// port but a UDP one, which sidecars do not proxy (Istio's CDS has no
+// cluster for it either).
+func PortServed(p model.Port) bool { return p.Protocol != model.UDP }
 
 // ads is the config source that says "over the same ADS stream".
 func ads() *corev3.ConfigSource {

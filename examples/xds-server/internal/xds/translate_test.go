@@ -102,18 +102,38 @@ func TestCluster(t *testing.T) {
 
 func TestTranslatable(t *testing.T) {
 	tests := []struct {
-		svc model.Service
-		ok  bool
+		svc    model.Service
+		client xds.Client
+		ok     bool
 	}{
-		{model.Service{Hostname: host}, true},
-		{model.Service{Hostname: "*.example.com"}, false},
-		{model.Service{Hostname: "db.example.com", Resolution: model.DNS}, false},
-		{model.Service{Hostname: "db.example.com", Resolution: model.Passthrough}, false},
+		{model.Service{Hostname: host}, xds.GRPC, true},
+		{model.Service{Hostname: host}, xds.Envoy, true},
+		{model.Service{Hostname: "*.example.com"}, xds.GRPC, false},
+		{model.Service{Hostname: "*.example.com"}, xds.Envoy, true},
+		{model.Service{Hostname: "db.example.com", Resolution: model.DNS}, xds.Envoy, false},
+		{model.Service{Hostname: "db.example.com", Resolution: model.Passthrough}, xds.Envoy, false},
+		{model.Service{Hostname: "*.example.com", Resolution: model.DNS}, xds.Envoy, false},
 	}
 	for _, tt := range tests {
-		err := xds.Translatable(&tt.svc)
+		err := xds.Translatable(&tt.svc, tt.client)
 		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, xds.ErrUnsupported)) {
-			t.Errorf("Translatable(%s, %s) = %v, want ok=%v", tt.svc.Hostname, tt.svc.Resolution, err, tt.ok)
+			t.Errorf("Translatable(%s, %s, client %d) = %v, want ok=%v", tt.svc.Hostname, tt.svc.Resolution, tt.client, err, tt.ok)
+		}
+	}
+}
+
+func TestPortServed(t *testing.T) {
+	for _, tt := range []struct {
+		port model.Port
+		want bool
+	}{
+		{model.Port{Name: "dns", Port: 53, Protocol: model.UDP}, false},
+		{model.Port{Name: "dns-tcp", Port: 53, Protocol: model.TCP}, true},
+		{model.Port{Name: "http", Port: 80, Protocol: model.HTTP}, true},
+		{model.Port{Name: "x", Port: 9000, Protocol: model.Unsupported}, true},
+	} {
+		if got := xds.PortServed(tt.port); got != tt.want {
+			t.Errorf("PortServed(%+v) = %v, want %v", tt.port, got, tt.want)
 		}
 	}
 }

@@ -12,9 +12,8 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/meshreg/meshreg/aggregate"
+	"github.com/meshreg/meshreg/internal/golden"
 	"github.com/meshreg/meshreg/internal/manifest"
 	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/model"
@@ -47,21 +46,7 @@ func TestScenarios(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			got := runScenario(t, dir)
-			golden := filepath.Join(dir, "want.json")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("dump differs from %s (-want +got):\n%s", golden, diff)
-			}
+			golden.Check(t, filepath.Join(dir, "want.json"), runScenario(t, dir), *update)
 		})
 	}
 }

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/meshreg/meshreg/internal/golden"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -55,17 +55,7 @@ func TestScenarios(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			got := runScenario(t, dir)
-			golden := filepath.Join(dir, "want.json")
-			if *update {
-				mustNot(t, os.WriteFile(golden, []byte(got), 0o644))
-				return
-			}
-			want, err := os.ReadFile(golden)
-			mustNot(t, err)
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("dump differs from %s (-want +got):\n%s", golden, diff)
-			}
+			golden.Check(t, filepath.Join(dir, "want.json"), []byte(runScenario(t, dir)), *update)
 		})
 	}
 }

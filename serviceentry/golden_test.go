@@ -9,10 +9,10 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshreg/meshreg/internal/golden"
 	"github.com/meshreg/meshreg/internal/manifest"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -40,21 +40,7 @@ func TestScenarios(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			got := runScenario(t, dir)
-			wantFile := filepath.Join(dir, "want.json")
-			if *update {
-				if err := os.WriteFile(wantFile, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(wantFile)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("dump differs from %s (-want +got):\n%s", wantFile, diff)
-			}
+			golden.Check(t, filepath.Join(dir, "want.json"), runScenario(t, dir), *update)
 		})
 	}
 }

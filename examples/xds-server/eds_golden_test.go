@@ -21,12 +21,12 @@ import (
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	gocmp "github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
 
+	"github.com/meshreg/meshreg/internal/golden"
 	"github.com/meshreg/meshreg/proxyview"
 )
 
@@ -51,21 +51,7 @@ func TestEDSScenarios(t *testing.T) {
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
-			got := runEDSScenario(t, dir)
-			golden := filepath.Join(dir, "want.json")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := gocmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("EDS differs from %s (-want +got):\n%s", golden, diff)
-			}
+			golden.Check(t, filepath.Join(dir, "want.json"), runEDSScenario(t, dir), *update)
 		})
 	}
 }

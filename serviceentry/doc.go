@@ -12,9 +12,11 @@
 // their configuration elsewhere. Pods reach workloadSelectors through
 // HandleWorkload, wired to the kube controllers by the aggregate, and so do
 // the WorkloadEntries of other clusters (see below). An entry keeps the
-// workloads it selects: a pod's or WorkloadEntry's change costs the
-// entries selecting it their selected workloads' endpoints, not a scan of
-// the namespace.
+// workloads it selects, and selection goes through a label index: an
+// entry's change reads the workloads carrying its selector's rarest
+// label, a pod's or WorkloadEntry's change the entries that could select
+// it, and either costs their selected workloads' endpoints, not a scan of
+// the namespace's workloads or entries.
 //
 // # WorkloadEntries of remote clusters
 //

@@ -24,25 +24,23 @@ type state struct {
 
 	// entries holds the valid ServiceEntries.
 	entries map[nsName]*entry
-	// selecting holds, by namespace, the entries with a workloadSelector.
-	selecting map[string]map[nsName]*entry
 	// byKey holds, per service key, the entries that declare it.
 	byKey map[model.ServiceKey]map[nsName]*entry
-	// workloads holds, by namespace, the selectable workloads: valid
-	// WorkloadEntries and the Pods handed in.
-	workloads map[string]map[model.WorkloadKey]*model.WorkloadInstance
+	// sel holds the selectable workloads (valid WorkloadEntries and the
+	// Pods handed in) and the entries with a workloadSelector, indexed
+	// for selection.
+	sel *selection
 }
 
 func newState(c convCtx, st *store.Store, log *slog.Logger) *state {
 	return &state{
-		c:         c,
-		log:       log,
-		store:     st,
-		alloc:     newVIPAllocator(),
-		entries:   map[nsName]*entry{},
-		selecting: map[string]map[nsName]*entry{},
-		byKey:     map[model.ServiceKey]map[nsName]*entry{},
-		workloads: map[string]map[model.WorkloadKey]*model.WorkloadInstance{},
+		c:       c,
+		log:     log,
+		store:   st,
+		alloc:   newVIPAllocator(),
+		entries: map[nsName]*entry{},
+		byKey:   map[model.ServiceKey]map[nsName]*entry{},
+		sel:     newSelection(),
 	}
 }
 
@@ -93,9 +91,7 @@ func (s *state) setServiceEntry(ref nsName, se *networkingv1.ServiceEntry, nsTra
 
 func (s *state) addEntry(e *entry) {
 	s.entries[e.ref] = e
-	if e.selector != nil {
-		addTo(s.selecting, e.ref.Namespace, e.ref, e)
-	}
+	s.sel.addEntry(e)
 	for _, k := range e.keys() {
 		addTo(s.byKey, k, e.ref, e)
 	}
@@ -103,7 +99,7 @@ func (s *state) addEntry(e *entry) {
 
 func (s *state) removeEntry(e *entry) {
 	delete(s.entries, e.ref)
-	removeFrom(s.selecting, e.ref.Namespace, e.ref)
+	s.sel.removeEntry(e)
 	for _, k := range e.keys() {
 		removeFrom(s.byKey, k, e.ref)
 	}
@@ -149,21 +145,22 @@ func (s *state) setWorkloadEntry(ref nsName, we *networkingv1.WorkloadEntry, d d
 // setWorkload replaces a selectable workload (nil removes it) and
 // recomputes the entries of its namespace that select it before or after.
 func (s *state) setWorkload(key model.WorkloadKey, namespace string, wi *model.WorkloadInstance, d dirty) {
-	old := s.workloads[namespace][key]
-	if old == nil && wi == nil {
+	if s.sel.workload(namespace, key) == nil && wi == nil {
 		return
 	}
-	if wi == nil {
-		removeFrom(s.workloads, namespace, key)
-	} else {
-		addTo(s.workloads, namespace, key, wi)
+	old := s.sel.setWorkload(namespace, key, wi)
+	var labelSets []map[string]string
+	for _, w := range []*model.WorkloadInstance{old, wi} {
+		if w != nil {
+			labelSets = append(labelSets, w.Endpoint.Labels)
+		}
 	}
-	for _, e := range s.selecting[namespace] {
+	s.sel.entriesFor(namespace, labelSets, func(e *entry) {
 		if e.selects(old) || e.selects(wi) {
 			s.reselect(e, key, e.selects(wi))
 			d.add(e.keys()...)
 		}
-	}
+	})
 }
 
 // reselect records that the workload of key, which changed, is now
@@ -181,21 +178,12 @@ func (s *state) reselect(e *entry, key model.WorkloadKey, selected bool) {
 	s.selectedEndpoints(e)
 }
 
-// selectWorkloads finds the workloads a new or changed entry selects,
-// reading its namespace's, and recomputes their endpoints. Only the
-// workloads selected are sorted: an entry selecting the pods of one
-// Deployment in a namespace of thousands sorts those, not the
-// namespace's.
+// selectWorkloads finds the workloads a new or changed entry selects
+// (through the selection's label index: the workloads carrying its
+// selector's rarest pair, not its namespace's) and recomputes their
+// endpoints.
 func (s *state) selectWorkloads(e *entry) {
-	e.selectedKeys = nil
-	if e.selector != nil {
-		for k, w := range s.workloads[e.ref.Namespace] {
-			if e.selects(w) {
-				e.selectedKeys = append(e.selectedKeys, k)
-			}
-		}
-		slices.SortFunc(e.selectedKeys, model.WorkloadKey.Compare)
-	}
+	e.selectedKeys = s.sel.selectedBy(e)
 	s.selectedEndpoints(e)
 }
 
@@ -203,9 +191,8 @@ func (s *state) selectWorkloads(e *entry) {
 // (e.selectedKeys), in the order of their keys.
 func (s *state) selectedEndpoints(e *entry) {
 	e.selected = nil
-	ws := s.workloads[e.ref.Namespace]
 	for _, k := range e.selectedKeys {
-		e.selected = append(e.selected, workloadEndpoints(ws[k], e.ports, e.res, s.c)...)
+		e.selected = append(e.selected, workloadEndpoints(s.sel.workload(e.ref.Namespace, k), e.ports, e.res, s.c)...)
 	}
 }
 

@@ -1,0 +1,177 @@
+package serviceentry
+
+import (
+	"slices"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// selection holds, per namespace, the workloads entries may select (valid
+// WorkloadEntries and the Pods handed in) and the entries that select,
+// each indexed by label: an entry's change reads the workloads that carry
+// the rarest pair of its selector, and a workload's change the entries
+// indexed under one of its labels, so that either costs what it selects
+// rather than the size of its namespace. Only the controller's worker
+// uses it.
+type selection struct {
+	namespaces map[string]*nsSelection
+}
+
+// labelPair is one key=value of a label set.
+type labelPair struct{ key, value string }
+
+// nsSelection is one namespace's part of a selection.
+type nsSelection struct {
+	workloads map[model.WorkloadKey]*model.WorkloadInstance
+	// byLabel holds the keys of the workloads that carry each pair.
+	byLabel map[labelPair]map[model.WorkloadKey]struct{}
+	// entries holds the entries with a selector by the pair they are
+	// indexed under (indexPair); an entry whose selector is empty, and
+	// so selects every workload, under the zero pair.
+	entries map[labelPair]map[nsName]*entry
+}
+
+func newSelection() *selection { return &selection{namespaces: map[string]*nsSelection{}} }
+
+func (s *selection) ns(name string) *nsSelection {
+	n := s.namespaces[name]
+	if n == nil {
+		n = &nsSelection{
+			workloads: map[model.WorkloadKey]*model.WorkloadInstance{},
+			byLabel:   map[labelPair]map[model.WorkloadKey]struct{}{},
+			entries:   map[labelPair]map[nsName]*entry{},
+		}
+		s.namespaces[name] = n
+	}
+	return n
+}
+
+// dropIfEmpty forgets a namespace that holds nothing.
+func (s *selection) dropIfEmpty(name string) {
+	if n := s.namespaces[name]; n != nil && len(n.workloads) == 0 && len(n.entries) == 0 {
+		delete(s.namespaces, name)
+	}
+}
+
+// workload returns the workload of key in a namespace; nil when absent.
+func (s *selection) workload(namespace string, key model.WorkloadKey) *model.WorkloadInstance {
+	if n := s.namespaces[namespace]; n != nil {
+		return n.workloads[key]
+	}
+	return nil
+}
+
+// setWorkload replaces the workload of key (nil removes it) and returns
+// the one it replaced.
+func (s *selection) setWorkload(namespace string, key model.WorkloadKey, wi *model.WorkloadInstance) (old *model.WorkloadInstance) {
+	n := s.ns(namespace)
+	old = n.workloads[key]
+	if old != nil {
+		for k, v := range old.Endpoint.Labels {
+			removeFrom(n.byLabel, labelPair{k, v}, key)
+		}
+		delete(n.workloads, key)
+	}
+	if wi != nil {
+		n.workloads[key] = wi
+		for k, v := range wi.Endpoint.Labels {
+			addTo(n.byLabel, labelPair{k, v}, key, struct{}{})
+		}
+	}
+	s.dropIfEmpty(namespace)
+	return old
+}
+
+// indexPair is the pair an entry is indexed under: its selector's pair of
+// the least key; the zero pair for an empty selector.
+func indexPair(selector map[string]string) labelPair {
+	if len(selector) == 0 {
+		return labelPair{}
+	}
+	k := ""
+	first := true
+	for key := range selector {
+		if first || key < k {
+			k, first = key, false
+		}
+	}
+	return labelPair{k, selector[k]}
+}
+
+// addEntry indexes an entry with a selector; others are not indexed.
+func (s *selection) addEntry(e *entry) {
+	if e.selector != nil {
+		addTo(s.ns(e.ref.Namespace).entries, indexPair(e.selector), e.ref, e)
+	}
+}
+
+// removeEntry takes an entry out of the index.
+func (s *selection) removeEntry(e *entry) {
+	if e.selector == nil {
+		return
+	}
+	if n := s.namespaces[e.ref.Namespace]; n != nil {
+		removeFrom(n.entries, indexPair(e.selector), e.ref)
+		s.dropIfEmpty(e.ref.Namespace)
+	}
+}
+
+// entriesFor calls f for each entry of the namespace that could select a
+// workload with any of the label sets given (a workload's labels before
+// and after a change), once each; f decides with entry.selects.
+func (s *selection) entriesFor(namespace string, labelSets []map[string]string, f func(*entry)) {
+	n := s.namespaces[namespace]
+	if n == nil {
+		return
+	}
+	seen := map[labelPair]bool{}
+	visit := func(p labelPair) {
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		for _, e := range n.entries[p] {
+			f(e)
+		}
+	}
+	visit(labelPair{})
+	for _, labels := range labelSets {
+		for k, v := range labels {
+			visit(labelPair{k, v})
+		}
+	}
+}
+
+// selectedBy returns the keys of the workloads an entry selects, sorted:
+// those that carry the rarest pair of its selector and match the rest of
+// it; every workload of its namespace for an empty selector.
+func (s *selection) selectedBy(e *entry) []model.WorkloadKey {
+	n := s.namespaces[e.ref.Namespace]
+	if e.selector == nil || n == nil {
+		return nil
+	}
+	var out []model.WorkloadKey
+	if len(e.selector) == 0 {
+		for k := range n.workloads {
+			out = append(out, k)
+		}
+	} else {
+		var rarest map[model.WorkloadKey]struct{}
+		for k, v := range e.selector {
+			keys := n.byLabel[labelPair{k, v}]
+			if len(keys) == 0 {
+				return nil // no workload carries this pair
+			}
+			if rarest == nil || len(keys) < len(rarest) {
+				rarest = keys
+			}
+		}
+		for k := range rarest {
+			if e.selects(n.workloads[k]) {
+				out = append(out, k)
+			}
+		}
+	}
+	slices.SortFunc(out, model.WorkloadKey.Compare)
+	return out
+}

@@ -52,8 +52,8 @@ type Options struct {
 	SyncPollInterval time.Duration
 
 	// Metrics, when set, receives the aggregate's Prometheus metrics,
-	// labelled registry="aggregate" and cluster="" (the README's
-	// "Operating meshreg" lists them); give each member registry the same
+	// labelled registry="aggregate" and cluster="" (docs/OPERATING.md
+	// lists them); give each member registry the same
 	// Registerer in its own options for its metrics. The aggregate's are
 	// registered by New and unregistered when Run returns; a Registerer
 	// that refuses them (one of another aggregate) is logged and leaves

@@ -46,7 +46,7 @@ type importInfo struct {
 
 // givesService reports whether the import gives a ClusterSet service in
 // its cluster: it has ClusterSet IPs (Istio's rule), or is headless (a
-// Passthrough service: Istio gives none, see the README).
+// Passthrough service: Istio gives none, see docs/DIFFERENCES.md).
 func (i *importInfo) givesService() bool { return len(i.vips) > 0 || i.headless }
 
 // convertServiceExport returns what the controller keeps of a

@@ -25,8 +25,7 @@
 // # Conversion rules
 //
 // The rules are Istio's registry's (checked against it: hack/oracle), but
-// for the few differences the README lists under "Where meshreg differs
-// from Istio".
+// for the few differences docs/DIFFERENCES.md lists.
 //
 //   - Hostnames are name.namespace.svc.<DomainSuffix>; VIPs are the
 //     cluster IPs; headless Services are Passthrough, ExternalName ones

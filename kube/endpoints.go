@@ -313,7 +313,7 @@ func sameAddresses(a, b []netip.Addr) bool {
 // entryEndpoints returns the endpoints of the WorkloadEntries a service
 // selects, in the order of their keys (by cluster, then name), with the
 // service's discoverability (its slice endpoints' in the cluster: Istio
-// leaves a WorkloadEntry's always discoverable, see the README), taking
+// leaves a WorkloadEntry's always discoverable, see docs/DIFFERENCES.md), taking
 // from prev those that did not change.
 func entryEndpoints(ns string, svc *model.Service, disc model.Discoverability, env endpointEnv, prev []*model.Endpoint) []*model.Endpoint {
 	entries := env.entries(ns)

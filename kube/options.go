@@ -108,8 +108,8 @@ type Options struct {
 	ConfigCluster bool
 
 	// Metrics, when set, receives the controller's Prometheus metrics,
-	// labelled registry="Kubernetes" and cluster (the README's
-	// "Operating meshreg" lists them), from New until Run returns. A
+	// labelled registry="Kubernetes" and cluster (docs/OPERATING.md
+	// lists them), from New until Run returns. A
 	// controller that replaces another of its cluster on the same
 	// Registerer shares the cluster's series with it while both exist.
 	// Default: nil, no metrics and no cost.

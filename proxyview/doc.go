@@ -20,7 +20,7 @@
 //	})
 //
 // The answers are Istio's (its push context and EDS builder for a sidecar
-// without Sidecar resources), with the differences the README lists.
+// without Sidecar resources), with the differences docs/DIFFERENCES.md lists.
 //
 // # Visibility
 //

@@ -57,8 +57,8 @@ type Options struct {
 	// cluster.
 	WorkloadEntriesOnly bool
 	// Metrics, when set, receives the controller's Prometheus metrics,
-	// labelled registry="External" and cluster (the README's "Operating
-	// meshreg" lists them), from New until Run returns. Default: nil, no
+	// labelled registry="External" and cluster (docs/OPERATING.md lists
+	// them), from New until Run returns. Default: nil, no
 	// metrics and no cost.
 	Metrics prometheus.Registerer
 }

@@ -67,7 +67,7 @@
 // services it sees with their VIPs and its endpoints of each port, and
 // what it was served), /healthz, /readyz (200 once the registry and the
 // proxy view have synced) and /metrics (Prometheus: every registry's
-// library metrics, as the README's "Operating meshreg" lists them, and
+// library metrics, as docs/OPERATING.md lists them, and
 // the server's: nodes, streams, resources served, pushes).
 //
 // SIGINT or SIGTERM stops everything: the xDS streams end, the servers

@@ -6,8 +6,8 @@ usage: differential.py allow WORLD ISTIO.json NAME
 
 allow prints, as lines of the compare tool's deviations file, the
 deliberate differences of one world that no glob of hack/oracle/allowed.txt
-can name, because they depend on the world's objects (the README's "Where
-meshreg differs from Istio" and ARCHITECTURE.md's decisions give the reasons):
+can name, because they depend on the world's objects (docs/DIFFERENCES.md
+and ARCHITECTURE.md's decisions give the reasons):
 
   port     an endpoint Istio indexes for a port its service does not have
            (a slice port named unlike the Service's, clusters disagreeing

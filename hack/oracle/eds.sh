@@ -13,7 +13,7 @@
 # examples/xds-server is started on the scenario and xds-fetch asks it as
 # each proxy; hack/oracle/eds_compare.py compares the two, allowing the
 # deliberate differences of hack/oracle/eds-allowed.txt (each with its
-# reason, as the README's "Where meshreg differs from Istio" states them),
+# reason, as docs/DIFFERENCES.md states them),
 # and checks that the server sent exactly the scenario's want.json.
 # Prints one block per scenario with differences and a summary line.
 #

@@ -3,8 +3,8 @@
 # the repository's parent) over every golden scenario in
 # testdata/scenarios and compares its answer with the scenario's
 # want.json, allowing the deliberate differences listed in
-# hack/oracle/allowed.txt (each with its reason, as the README's "Where
-# meshreg differs from Istio" states them).
+# hack/oracle/allowed.txt (each with its reason, as docs/DIFFERENCES.md
+# states them).
 #
 #   hack/oracle/goldens.sh [SCENARIO-GLOB]
 #

@@ -109,11 +109,13 @@ func New(opts Options) *Controller {
 	return c
 }
 
+// The aggregate is a Reader and runs like a registry; it has no provider
+// or cluster of its own, so it is not a Registry.
 var (
-	_ registry.Discovery        = (*Controller)(nil)
+	_ registry.Reader           = (*Controller)(nil)
+	_ registry.Controller       = (*Controller)(nil)
 	_ registry.GatewayDiscovery = (*Controller)(nil)
 )
-var _ registry.Controller = (*Controller)(nil)
 
 func shardOf(r registry.Registry) model.ShardKey {
 	return model.ShardKey{Provider: r.Provider(), Cluster: r.Cluster()}
@@ -231,10 +233,10 @@ func (c *Controller) attach(r registry.Registry) *member {
 	if g := c.scoped[m.shard.Cluster]; g != nil {
 		m.unsubs = append(m.unsubs, r.Subscribe(c.memberHandler(m, g, false)))
 	}
-	if sink, ok := r.(WorkloadHandler); ok {
+	if sink, ok := r.(registry.WorkloadHandler); ok {
 		c.addSink(m, sink)
 	}
-	if h, ok := r.(MeshNetworksHandler); ok && c.mesh != nil {
+	if h, ok := r.(registry.MeshNetworksHandler); ok && c.mesh != nil {
 		h.SetMeshNetworks(c.mesh)
 	}
 	if c.runCtx != nil {

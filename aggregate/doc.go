@@ -21,7 +21,7 @@
 //     carries one shard's complete list for one service;
 //   - workloads are kept by cluster, kind, namespace and name, and handed
 //     to the registries that select other registries' workloads (see
-//     WorkloadHandler), so Pods of every cluster reach ServiceEntry
+//     registry.WorkloadHandler), so Pods of every cluster reach ServiceEntry
 //     selectors, and WorkloadEntries reach the Kubernetes Service
 //     selectors of their own cluster and the ServiceEntry selectors of
 //     every cluster, as in Istio (Options.ShareWorkload decides;

@@ -16,7 +16,7 @@ import (
 // and records the workload events the aggregate hands it when sink is
 // set.
 type fakeRegistry struct {
-	store.Reader
+	registry.Reader
 	st       *store.Store
 	shard    model.ShardKey
 	holdSync bool

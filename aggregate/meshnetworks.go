@@ -16,13 +16,6 @@ import (
 	"github.com/meshreg/meshreg/model"
 )
 
-// MeshNetworksHandler is implemented by registries that read the mesh
-// networks: the kube controller. The aggregate hands each one
-// Options.MeshNetworks when it is added.
-type MeshNetworksHandler interface {
-	SetMeshNetworks(*model.MeshNetworks)
-}
-
 // ParseMeshNetworks reads Istio's meshNetworks YAML (or JSON): the value
 // of the "meshNetworks" key of the istio ConfigMap, or istiod's
 // networks file:

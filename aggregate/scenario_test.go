@@ -183,12 +183,12 @@ func waitSynced(t *testing.T, r interface{ HasSynced() bool }) {
 }
 
 // waitSettled waits until every registry of the aggregate has applied
-// what it was handed (aggregate.Settler).
+// what it was handed (registry.Settler).
 func waitSettled(t *testing.T, agg *aggregate.Controller) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for _, r := range agg.Registries() {
-		s, ok := r.(aggregate.Settler)
+		s, ok := r.(registry.Settler)
 		for ok && !s.Settled() {
 			if time.Now().After(deadline) {
 				t.Fatalf("registry %s/%s did not settle", r.Provider(), r.Cluster())

@@ -6,24 +6,15 @@ import (
 	"time"
 
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
 )
 
 // What the aggregate reports of its registries: whether they, and the
 // wiring between them, have synced, and their diagnostics with its own.
 
-// Settler is implemented by registries whose state can lag behind their
-// inputs: workloads handed in through HandleWorkload are applied by a
-// worker of their own. Settled reports whether every input so far has been
-// applied and its events delivered to the registry's subscribers. The
-// aggregate's HasSynced waits for it, so that a synced aggregate already
-// holds what the wiring between registries produces.
-type Settler interface {
-	Settled() bool
-}
-
 // HasSynced reports whether every registry has synced (or exceeded
 // Options.SyncTimeout), every workload handed from one registry to another
-// has been applied by the receiver (see Settler), and the merged initial
+// has been applied by the receiver (see registry.Settler), and the merged initial
 // state has reached the aggregate's subscribers.
 func (c *Controller) HasSynced() bool {
 	c.mu.Lock()
@@ -60,7 +51,7 @@ func (c *Controller) membersSynced() bool {
 func (c *Controller) membersSettled() bool {
 	before := c.handed.Load()
 	for _, m := range c.members {
-		if s, ok := m.reg.(Settler); ok && m.reg.HasSynced() && !s.Settled() {
+		if s, ok := m.reg.(registry.Settler); ok && m.reg.HasSynced() && !s.Settled() {
 			return false
 		}
 	}

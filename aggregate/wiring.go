@@ -9,7 +9,7 @@ import (
 
 // The aggregate wires registries to each other: every workload event of a
 // registry is handed, in order, to every other registry that implements
-// WorkloadHandler, when Options.ShareWorkload allows. Pods so reach
+// registry.WorkloadHandler, when Options.ShareWorkload allows. Pods so reach
 // ServiceEntry workloadSelectors, and WorkloadEntries (a remote cluster's
 // too, from its WorkloadEntriesOnly serviceentry registry) reach the
 // Kubernetes Service selectors of their cluster and ServiceEntry
@@ -19,16 +19,6 @@ import (
 // the workloads handed to the sinks are always exactly the global store's:
 // a sink added later is handed the store's workloads, and a registry
 // removed has its workloads' deletes handed out.
-
-// WorkloadHandler is implemented by registries whose selectors select the
-// workloads of other registries: the kube controller (WorkloadEntries for
-// its Services) and the serviceentry controller (Pods and other clusters'
-// WorkloadEntries for its workloadSelectors). The aggregate hands such a
-// registry every other registry's workload events, filtered by
-// Options.ShareWorkload. A handler ignores the kinds it does not select.
-type WorkloadHandler interface {
-	HandleWorkload(registry.WorkloadEvent)
-}
 
 // forward hands a workload event of member from to every sink. The caller
 // holds the global merger's mu.
@@ -48,7 +38,7 @@ func (c *Controller) forward(from *member, ev registry.WorkloadEvent) {
 // handTo hands ev to sink s, translated by ShareWorkload: an update that
 // leaves the sink's view becomes a delete, one that enters it an add.
 func (c *Controller) handTo(s *member, ev registry.WorkloadEvent) {
-	h := s.reg.(WorkloadHandler)
+	h := s.reg.(registry.WorkloadHandler)
 	share := func(w *model.WorkloadInstance) bool {
 		return w != nil && c.opts.ShareWorkload(w, s.shard)
 	}
@@ -68,7 +58,7 @@ func (c *Controller) handTo(s *member, ev registry.WorkloadEvent) {
 
 // addSink registers m as a sink and hands it the workloads already known.
 // The caller holds c.mu.
-func (c *Controller) addSink(m *member, _ WorkloadHandler) {
+func (c *Controller) addSink(m *member, _ registry.WorkloadHandler) {
 	g := c.global
 	g.mu.Lock()
 	defer g.mu.Unlock()

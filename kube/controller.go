@@ -81,7 +81,13 @@ type Controller struct {
 	runStart time.Time
 }
 
-var _ registry.Registry = (*Controller)(nil)
+var (
+	_ registry.Registry            = (*Controller)(nil)
+	_ registry.GatewayDiscovery    = (*Controller)(nil)
+	_ registry.WorkloadHandler     = (*Controller)(nil)
+	_ registry.Settler             = (*Controller)(nil)
+	_ registry.MeshNetworksHandler = (*Controller)(nil)
+)
 
 // New returns a controller over the cluster that client talks to. It
 // builds its informers, with transforms and handlers, but starts nothing:

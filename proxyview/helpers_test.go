@@ -10,9 +10,10 @@ import (
 	"github.com/meshreg/meshreg/registry"
 )
 
-// fakeSource is a Source whose state the test sets directly; its
-// Subscribe delivers nothing, so tests drive the view with mark and
-// apply. It answers only the queries the view makes.
+// fakeSource is a registry.Reader whose state the test sets directly;
+// its Subscribe delivers nothing, so tests drive the view with mark and
+// apply, and it is always synced. It answers only the queries the view
+// makes.
 type fakeSource struct {
 	registry.Discovery // nil: the other queries are not used
 	services           map[model.ServiceKey]*model.Service
@@ -30,6 +31,7 @@ func (f *fakeSource) Endpoints(k model.ServiceKey, _ registry.EndpointQuery) []*
 }
 func (f *fakeSource) NetworkGateways() []model.NetworkGateway         { return f.gateways }
 func (f *fakeSource) Subscribe(registry.Handler) (unsubscribe func()) { return func() {} }
+func (f *fakeSource) HasSynced() bool                                 { return true }
 
 func (f *fakeSource) add(svc *model.Service, eps ...*model.Endpoint) *model.Service {
 	f.services[svc.Key()] = svc

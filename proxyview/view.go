@@ -15,16 +15,6 @@ import (
 	"github.com/meshreg/meshreg/registry"
 )
 
-// Source is what a View reads: a registry's queries and its events. An
-// *aggregate.Controller is one, as is any registry.Registry. When the
-// source also implements registry.GatewayDiscovery, the view follows its
-// network gateways; when it implements HasSynced() bool, the view's
-// HasSynced waits for it.
-type Source interface {
-	registry.Discovery
-	Subscribe(h registry.Handler) (unsubscribe func())
-}
-
 // Change says what one generation changed. A generation may change no
 // service: the one that turns Snapshot.Synced true, for one.
 type Change struct {
@@ -52,7 +42,7 @@ var ErrAlreadyRunning = errors.New("proxyview: view already running")
 // view's) and publishes a snapshot that shares everything else with the
 // previous one. Events that arrive while it works are one change.
 type View struct {
-	src  Source
+	src  registry.Reader
 	conf *config
 
 	snap    atomic.Pointer[Snapshot]
@@ -76,9 +66,11 @@ type View struct {
 	looked map[string]bool
 }
 
-// New returns a view of src; Run starts it. The error wraps
-// ErrInvalidOptions and names each option it cannot use.
-func New(src Source, opts Options) (*View, error) {
+// New returns a view of src (a registry or the aggregate); Run starts
+// it. The view's HasSynced waits for src's; when src is also a
+// registry.GatewayDiscovery, the view follows its network gateways. The
+// error wraps ErrInvalidOptions and names each option it cannot use.
+func New(src registry.Reader, opts Options) (*View, error) {
 	o, err := opts.defaults()
 	if err != nil {
 		return nil, err
@@ -191,14 +183,8 @@ func (v *View) signal() {
 	}
 }
 
-// sourceSynced reports whether the source has synced, true for a source
-// that does not say.
-func (v *View) sourceSynced() bool {
-	if s, ok := v.src.(interface{ HasSynced() bool }); ok {
-		return s.HasSynced()
-	}
-	return true
-}
+// sourceSynced reports whether the source has synced.
+func (v *View) sourceSynced() bool { return v.src.HasSynced() }
 
 // apply reads what is marked from the source and publishes the next
 // snapshot when anything changed.

@@ -2,13 +2,25 @@
 // events registries publish, the handler set they publish through, and the
 // dump of a registry's state.
 //
-// A registry is three small roles composed (see Registry): Discovery
-// answers queries, Controller runs the registry and lets handlers
-// subscribe, and Provider and Cluster say where its objects come from. The
-// kube and serviceentry controllers, the aggregate, and the in-memory
-// registry in registry/memory all implement Registry, so code written
-// against it can be tested with the in-memory registry and run against the
-// real ones.
+// A registry is small roles composed (see Registry): Discovery answers
+// queries, Controller runs the registry and lets handlers subscribe, and
+// Provider and Cluster say where its objects come from. Reader is what a
+// consumer needs of one: queries, a subscription and HasSynced. What
+// implements what:
+//
+//	                          Reader  Registry  GatewayDiscovery  WorkloadHandler  Settler  MeshNetworksHandler
+//	kube.Controller             yes     yes          yes               yes           yes           yes
+//	serviceentry.Controller     yes     yes                            yes           yes
+//	memory.Registry             yes     yes          yes
+//	aggregate.Controller        yes                  yes
+//
+// The aggregate merges registries of every provider and cluster, so it has
+// no Provider or Cluster of its own and is a Reader (and a Controller), not
+// a Registry. The optional roles are found by type assertion where they
+// are used (the aggregate's wiring, its sync, the proxy view's gateways);
+// each implementation asserts them with var _ declarations. Code written
+// against Reader can be tested with the in-memory registry and run
+// against the real ones or the aggregate.
 //
 // # Events
 //

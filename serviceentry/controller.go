@@ -66,7 +66,11 @@ type Controller struct {
 // HandleWorkload, nil once deleted.
 type handedChange struct{ current *model.WorkloadInstance }
 
-var _ registry.Registry = (*Controller)(nil)
+var (
+	_ registry.Registry        = (*Controller)(nil)
+	_ registry.WorkloadHandler = (*Controller)(nil)
+	_ registry.Settler         = (*Controller)(nil)
+)
 
 // New returns a controller over src. It does nothing until Run. With a
 // NamespaceSelector, src must be a NamespaceSource that holds namespaces.

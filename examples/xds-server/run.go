@@ -16,19 +16,19 @@ import (
 	"github.com/meshreg/meshreg/examples/xds-server/internal/debug"
 	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
 	"github.com/meshreg/meshreg/proxyview"
+	"github.com/meshreg/meshreg/registry"
 )
 
 // shutdownGrace bounds how long each server waits for its clients on
 // shutdown before closing their connections.
 const shutdownGrace = 5 * time.Second
 
-// Registry is what the server needs of a registry: what a proxy view
-// reads (queries and events; network gateways when it has them), a
-// lifecycle and its sync state. An *aggregate.Controller is one.
+// Registry is what the server needs of a registry: a registry.Reader
+// (what a proxy view reads; network gateways when it has them) that it
+// runs. An *aggregate.Controller is one.
 type Registry interface {
-	proxyview.Source
+	registry.Reader
 	Run(ctx context.Context) error
-	HasSynced() bool
 }
 
 // run is the command, with its context and stderr given so tests can

@@ -14,7 +14,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/meshreg/meshreg/aggregate"
 	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -114,10 +113,10 @@ func (h *Harness) Stop() error {
 }
 
 // MembersSettled reports whether every member registry that can lag
-// behind its inputs (aggregate.Settler) reports Settled.
+// behind its inputs (registry.Settler) reports Settled.
 func (h *Harness) MembersSettled() bool {
 	for _, r := range h.Built.Aggregate.Registries() {
-		if s, ok := r.(aggregate.Settler); ok && !s.Settled() {
+		if s, ok := r.(registry.Settler); ok && !s.Settled() {
 			return false
 		}
 	}

@@ -102,7 +102,7 @@ func (r *recorder) expect(t *testing.T, want ...string) {
 
 // newStore returns a store of the Kubernetes shard, its read side, and a
 // recorder subscribed to it; the subscription ends with the test.
-func newStore(t *testing.T) (*store.Store, store.Reader, *recorder) {
+func newStore(t *testing.T) (*store.Store, registry.Reader, *recorder) {
 	t.Helper()
 	s := store.New(kubeShard)
 	rec := &recorder{}

@@ -7,16 +7,10 @@ import (
 	"github.com/meshreg/meshreg/registry"
 )
 
-// Reader is the read side of a Store: registry.Discovery, Subscribe and
-// HasSynced. A *Store is one; a registry may embed a Reader to answer
-// those from its store without exposing the store's writes.
-type Reader interface {
-	registry.Discovery
-	Subscribe(h registry.Handler) (unsubscribe func())
-	HasSynced() bool
-}
-
-var _ Reader = (*Store)(nil)
+// A *Store's read side is a registry.Reader: a registry may embed one to
+// answer queries, subscriptions and HasSynced from its store without
+// exposing the store's writes.
+var _ registry.Reader = (*Store)(nil)
 
 // Services returns every service sorted by hostname and namespace. The
 // slice is cached until the next change.

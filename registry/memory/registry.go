@@ -77,7 +77,10 @@ type Registry struct {
 	ran   bool
 }
 
-var _ registry.Registry = (*Registry)(nil)
+var (
+	_ registry.Registry         = (*Registry)(nil)
+	_ registry.GatewayDiscovery = (*Registry)(nil)
+)
 
 // diagnosticsOwner is the store key under which the registry keeps its
 // diagnostics.

@@ -18,19 +18,11 @@ import (
 	"github.com/meshreg/meshreg/registry"
 )
 
-// Source is what the debug server reads: a registry's queries and whether
-// the server is ready (the registry, and what is built from it, has
-// synced).
-type Source interface {
-	registry.Discovery
-	HasSynced() bool
-}
-
 // NewHandler returns the debug server's handler over src, its proxy
 // view (nil for none), the xDS server's nodes (nil for none) and m (see
 // the package doc for its paths). The registry's pages are the library's
 // debughttp handler, under /debug/registry/.
-func NewHandler(src Source, view *proxyview.View, nodes Nodes, m *Metrics, log *slog.Logger) http.Handler {
+func NewHandler(src registry.Reader, view *proxyview.View, nodes Nodes, m *Metrics, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -56,8 +56,8 @@
 //
 //   - model: the plain, immutable data: Service, Port, Endpoint,
 //     WorkloadInstance, ServiceTarget, Diagnostic, and their enumerations.
-//   - registry: the contracts every registry meets (Discovery, Controller,
-//     Registry), the events and Handler, the Notifier that delivers them
+//   - registry: the contracts every registry meets (Reader, Discovery,
+//     Controller, Registry, and the optional roles), the events and Handler, the Notifier that delivers them
 //     (one ordered queue per subscriber), and the dump of any registry in
 //     the format of the dump-format document.
 //   - registry/memory: an in-memory Registry with builders, for unit tests

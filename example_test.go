@@ -12,7 +12,10 @@ import (
 // Discovery side), so it runs against the real registries and, in tests,
 // against the in-memory one.
 func Example() {
-	reg := memory.New(memory.Options{Cluster: "cluster-a"})
+	reg, err := memory.New(memory.Options{ClusterID: "cluster-a"})
+	if err != nil {
+		panic(err)
+	}
 	reviews := memory.Service("reviews", "default").Port("http", 9080).Build()
 	reg.AddService(reviews)
 	reg.SetEndpoints(reviews.Key(), memory.Endpoint("10.1.0.1", 9080).Port("http").Build())

@@ -1,10 +1,15 @@
 package meshreg_test
 
 import (
+	"context"
+	"errors"
 	"testing"
+
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/meshreg/meshreg/aggregate"
 	"github.com/meshreg/meshreg/kube"
+	"github.com/meshreg/meshreg/proxyview"
 	"github.com/meshreg/meshreg/registry"
 	"github.com/meshreg/meshreg/registry/memory"
 	"github.com/meshreg/meshreg/serviceentry"
@@ -38,6 +43,53 @@ func TestWhatImplementsWhat(t *testing.T) {
 			if got := r.is(tt.v); got != tt.want[i] {
 				t.Errorf("%s is a registry.%s: %v, the registry package's doc says %v", tt.name, r.name, got, tt.want[i])
 			}
+		}
+	}
+}
+
+// TestRunOnce: every registry, the aggregate and the proxy view run once;
+// a second Run says so with registry.ErrAlreadyRunning.
+func TestRunOnce(t *testing.T) {
+	kc, err := kube.New(fake.NewClientset(), kube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := serviceentry.NewStaticSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	se, err := serviceentry.New(src, serviceentry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := memory.New(memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg, err := aggregate.New(aggregate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewed, err := memory.New(memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := proxyview.New(viewed, proxyview.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, cancel := context.WithCancel(t.Context())
+	cancel() // the first Run stops at once
+	for _, r := range []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"kube.Controller", kc.Run}, {"serviceentry.Controller", se.Run}, {"memory.Registry", mem.Run},
+		{"aggregate.Controller", agg.Run}, {"proxyview.View", view.Run},
+	} {
+		_ = r.run(done)
+		if err := r.run(done); !errors.Is(err, registry.ErrAlreadyRunning) {
+			t.Errorf("%s: second Run = %v, want registry.ErrAlreadyRunning", r.name, err)
 		}
 	}
 }

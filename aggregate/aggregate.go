@@ -22,6 +22,13 @@ var ErrDuplicate = errors.New("a registry for this provider and cluster is alrea
 // registry.
 var ErrNotFound = errors.New("no registry for this provider and cluster")
 
+// ErrInvalidOptions is wrapped by New's error for options it cannot use:
+// invalid mesh networks, a metrics Registerer that refuses the metrics.
+var ErrInvalidOptions = errors.New("invalid options")
+
+// ErrNilRegistry is returned by Add and Replace for a nil registry.
+var ErrNilRegistry = errors.New("nil registry")
+
 // Controller merges many registries, of both providers and any number of
 // clusters, into one registry: it answers every registry.Discovery query
 // over the merged state and publishes the merged state's events.
@@ -39,9 +46,8 @@ var ErrNotFound = errors.New("no registry for this provider and cluster")
 // A Controller is safe for concurrent use.
 type Controller struct {
 	opts Options
-	// mesh is Options.MeshNetworks when valid; meshErr says why not.
-	mesh    *model.MeshNetworks
-	meshErr error
+	// mesh is Options.MeshNetworks.
+	mesh *model.MeshNetworks
 	// global merges every registry; its store answers the queries.
 	global *merger
 
@@ -87,26 +93,28 @@ type member struct {
 	started time.Time
 }
 
-// New returns an empty aggregate.
-func New(opts Options) *Controller {
+// New returns an empty aggregate. Invalid mesh networks and a metrics
+// Registerer that refuses the aggregate's metrics are errors wrapping
+// ErrInvalidOptions.
+func New(opts Options) (*Controller, error) {
 	opts = opts.defaults()
-	mesh, meshErr := opts.MeshNetworks, validateMeshNetworks(opts.MeshNetworks)
-	if meshErr != nil {
-		opts.Logger.Error("mesh networks ignored", "err", meshErr)
-		mesh = nil
+	if err := validateMeshNetworks(opts.MeshNetworks); err != nil {
+		return nil, fmt.Errorf("aggregate: mesh networks: %w: %w", ErrInvalidOptions, err)
 	}
-	g := newMerger(mesh.AddressGateways())
 	c := &Controller{
 		opts:    opts,
-		mesh:    mesh,
-		meshErr: meshErr,
-		global:  g,
+		mesh:    opts.MeshNetworks,
+		global:  newMerger(opts.MeshNetworks.AddressGateways()),
 		members: map[model.ShardKey]*member{},
 		pending: map[model.ShardKey]*member{},
 		scoped:  map[model.ClusterID]*merger{},
 	}
-	c.metrics = c.newMetrics()
-	return c
+	m, err := c.newMetrics()
+	if err != nil {
+		return nil, fmt.Errorf("aggregate: metrics: %w: %w", ErrInvalidOptions, err)
+	}
+	c.metrics = m
+	return c, nil
 }
 
 // The aggregate is a Reader and runs like a registry; it has no provider
@@ -125,6 +133,9 @@ func shardOf(r registry.Registry) model.ShardKey {
 // registry for the same provider and cluster must not be present
 // (ErrDuplicate): use Replace to swap one.
 func (c *Controller) Add(r registry.Registry) error {
+	if r == nil {
+		return fmt.Errorf("aggregate: add: %w", ErrNilRegistry)
+	}
 	shard := shardOf(r)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -165,14 +176,22 @@ func (c *Controller) Remove(provider model.Provider, cluster model.ClusterID) er
 // aggregate runs, the old registry keeps serving until r has synced; then
 // the old one is removed and whatever only it knew is deleted. When the
 // aggregate is not running the swap is immediate. With no registry to
-// replace, Replace is Add.
-func (c *Controller) Replace(r registry.Registry) {
+// replace, Replace is Add. Replacing a registry with itself is an error
+// wrapping ErrDuplicate, and a nil registry one wrapping ErrNilRegistry.
+func (c *Controller) Replace(r registry.Registry) error {
+	if r == nil {
+		return fmt.Errorf("aggregate: replace: %w", ErrNilRegistry)
+	}
 	shard := shardOf(r)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.members[shard] == nil {
+	cur := c.members[shard]
+	if cur == nil {
 		c.members[shard] = c.attach(r)
-		return
+		return nil
+	}
+	if cur.reg == r || c.pending[shard] != nil && c.pending[shard].reg == r {
+		return fmt.Errorf("aggregate: replace %s with the registry already there: %w", shard, ErrDuplicate)
 	}
 	if p := c.pending[shard]; p != nil {
 		delete(c.pending, shard)
@@ -183,7 +202,7 @@ func (c *Controller) Replace(r registry.Registry) {
 	c.opts.Logger.Info("registry replacement pending", "shard", shard.String())
 	if c.runCtx == nil {
 		c.promote(shard, m)
-		return
+		return nil
 	}
 	ctx := c.runCtx
 	c.wg.Add(1)
@@ -202,6 +221,7 @@ func (c *Controller) Replace(r registry.Registry) {
 		defer c.mu.Unlock()
 		c.promote(shard, m)
 	}()
+	return nil
 }
 
 // promote makes the pending member m current for shard. The caller holds
@@ -327,7 +347,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.mu.Lock()
 	if c.ran {
 		c.mu.Unlock()
-		return errors.New("aggregate: Run called twice")
+		return fmt.Errorf("aggregate: %w", registry.ErrAlreadyRunning)
 	}
 	c.ran = true
 	c.runCtx = ctx

@@ -111,7 +111,10 @@ func TestMergesOneServiceAcrossClusters(t *testing.T) {
 		a.endpoints(sa, "10.244.0.1")
 		b.endpoints(sb, "10.245.0.1", "10.245.0.2")
 
-		agg := New(Options{})
+		agg, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, r := range []*fakeRegistry{b, a} { // order of addition must not matter
 			if err := agg.Add(r); err != nil {
 				t.Fatal(err)
@@ -203,7 +206,10 @@ func TestKubernetesServiceShadowsServiceEntryEverywhere(t *testing.T) {
 		other := &model.Service{Hostname: ks.Hostname, Namespace: "other", Name: "reviews-se", Provider: model.External, Ports: []model.Port{httpPort}}
 		se.st.UpsertService(other)
 
-		agg := New(Options{})
+		agg, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		rec := newRecorder()
 		defer agg.Subscribe(rec)()
 		_ = agg.Add(se)
@@ -263,7 +269,10 @@ func TestRemoveDeletesAndDetaches(t *testing.T) {
 		a.workload(model.KindPod, "pod-a", "ns", "10.0.0.1", "")
 		b.service("only-b", "ns", httpPort)
 
-		agg := New(Options{})
+		agg, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		_ = agg.Add(a)
 		_ = agg.Add(b)
 		stop := run(t, agg)
@@ -327,7 +336,10 @@ func TestReplaceKeepsEndpointsUntilTheNewRegistrySyncs(t *testing.T) {
 		stale := old.service("stale", "ns", httpPort)
 		old.endpoints(stale, "10.0.0.9")
 
-		agg := New(Options{})
+		agg, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		_ = agg.Add(old)
 		stop := run(t, agg)
 		defer stop()
@@ -337,7 +349,21 @@ func TestReplaceKeepsEndpointsUntilTheNewRegistrySyncs(t *testing.T) {
 
 		repl := newFake(model.Kubernetes, "c")
 		repl.holdSync = true
-		agg.Replace(repl)
+		if err := agg.Replace(repl); err != nil {
+			t.Fatal(err)
+		}
+		if err := agg.Replace(repl); !errors.Is(err, ErrDuplicate) {
+			t.Errorf("replacing the pending registry with itself = %v, want ErrDuplicate", err)
+		}
+		if err := agg.Replace(old); !errors.Is(err, ErrDuplicate) {
+			t.Errorf("replacing with the registry in place = %v, want ErrDuplicate", err)
+		}
+		if err := agg.Replace(nil); !errors.Is(err, ErrNilRegistry) {
+			t.Errorf("Replace(nil) = %v, want ErrNilRegistry", err)
+		}
+		if err := agg.Add(nil); !errors.Is(err, ErrNilRegistry) {
+			t.Errorf("Add(nil) = %v, want ErrNilRegistry", err)
+		}
 		synctest.Wait()
 		// Not synced yet: the old registry's state is still served.
 		if n := len(agg.Endpoints(s.Key(), registry.EndpointQuery{})); n != 1 {
@@ -384,7 +410,10 @@ func TestSubscribeClusterReceivesOnlyThatCluster(t *testing.T) {
 		b.endpoints(sb, "10.1.0.1")
 		b.service("only-b", "ns", httpPort)
 
-		agg := New(Options{})
+		agg, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		_ = agg.Add(a)
 		_ = agg.Add(b)
 		stop := run(t, agg)
@@ -440,9 +469,12 @@ func TestWorkloadsCrossBetweenRegistries(t *testing.T) {
 		se.workload(model.KindWorkloadEntry, "vm-no-net", "ns", "192.168.0.2", "")
 
 		// A policy: workloads on a network stay in their own cluster.
-		agg := New(Options{ShareWorkload: func(w *model.WorkloadInstance, to model.ShardKey) bool {
+		agg, err := New(Options{ShareWorkload: func(w *model.WorkloadInstance, to model.ShardKey) bool {
 			return w.Endpoint.Network == "" || w.Endpoint.Cluster == to.Cluster
 		}})
+		if err != nil {
+			t.Fatal(err)
+		}
 		_ = agg.Add(kubeA)
 		_ = agg.Add(se)
 		stop := run(t, agg)
@@ -484,7 +516,10 @@ func TestSyncTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		slow := newFake(model.Kubernetes, "slow")
 		slow.holdSync = true
-		agg := New(Options{SyncTimeout: 30 * time.Second})
+		agg, err := New(Options{SyncTimeout: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
 		_ = agg.Add(slow)
 		stop := run(t, agg)
 		defer stop()
@@ -505,7 +540,10 @@ func TestSyncTimeout(t *testing.T) {
 
 func TestAddDuplicateAndRunTwice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		agg := New(Options{})
+		agg, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := agg.Add(newFake(model.Kubernetes, "c")); err != nil {
 			t.Fatal(err)
 		}
@@ -533,7 +571,10 @@ func TestDumpIsDeterministicAcrossAdditionOrders(t *testing.T) {
 			e := &model.Service{Hostname: "reviews.ns.svc.cluster.local", Namespace: "ns", Name: "se", Provider: model.External, Ports: []model.Port{httpPort}}
 			regs[2].st.UpsertService(e)
 			regs[2].endpoints(e, "192.168.0.1")
-			agg := New(Options{})
+			agg, err := New(Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, i := range order {
 				_ = agg.Add(regs[i])
 			}
@@ -579,7 +620,10 @@ func TestHasSyncedWaitsForHandedWorkloads(t *testing.T) {
 		kube.workload(model.KindPod, "pod", "ns", "10.0.0.1", "")
 		se := settlingSink{sinkRegistry{newFake(model.External, "c")}, make(chan struct{})}
 
-		agg := New(Options{})
+		agg, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		_ = agg.Add(kube)
 		_ = agg.Add(se)
 		stop := run(t, agg)
@@ -604,7 +648,10 @@ func TestWorkloadsSharedByDefault(t *testing.T) {
 		kubeA := sinkRegistry{newFake(model.Kubernetes, "a")}
 		kubeB := sinkRegistry{newFake(model.Kubernetes, "b")}
 		kubeA.workload(model.KindPod, "pod-a", "ns", "10.0.0.1", "net-a")
-		agg := New(Options{})
+		agg, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		_ = agg.Add(kubeA)
 		_ = agg.Add(kubeB)
 		stop := run(t, agg)

@@ -50,7 +50,10 @@ func BenchmarkMemberEndpointsChange(b *testing.B) {
 				}
 				f.st.SetEndpoints(svc.Key(), full)
 
-				agg := New(Options{})
+				agg, err := New(Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
 				if err := agg.Add(f); err != nil {
 					b.Fatal(err)
 				}

@@ -21,8 +21,14 @@ import (
 // with one service carrying both clusters' VIPs, and keeps endpoints per
 // cluster.
 func Example() {
-	east := memory.New(memory.Options{Cluster: "east"})
-	west := memory.New(memory.Options{Cluster: "west"})
+	east, err := memory.New(memory.Options{ClusterID: "east"})
+	if err != nil {
+		panic(err)
+	}
+	west, err := memory.New(memory.Options{ClusterID: "west"})
+	if err != nil {
+		panic(err)
+	}
 	for _, c := range []struct {
 		reg     *memory.Registry
 		vip, ip string
@@ -32,7 +38,10 @@ func Example() {
 		c.reg.SetEndpoints(svc.Key(), memory.Endpoint(c.ip, 9080).Port("http").Cluster(c.reg.Cluster()).Build())
 	}
 
-	agg := aggregate.New(aggregate.Options{})
+	agg, err := aggregate.New(aggregate.Options{})
+	if err != nil {
+		panic(err)
+	}
 	_ = agg.Add(east)
 	_ = agg.Add(west)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -71,10 +80,16 @@ networks:
 		fmt.Println(err)
 		return
 	}
-	east := memory.New(memory.Options{Cluster: "east"})
+	east, err := memory.New(memory.Options{ClusterID: "east"})
+	if err != nil {
+		panic(err)
+	}
 	east.SetNetworkGateways(model.NetworkGateway{Network: "east-network", Address: "203.0.113.7", Port: 15443, Source: model.GatewayFromService})
 
-	agg := aggregate.New(aggregate.Options{MeshNetworks: mesh})
+	agg, err := aggregate.New(aggregate.Options{MeshNetworks: mesh})
+	if err != nil {
+		panic(err)
+	}
 	_ = agg.Add(east)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -142,7 +157,10 @@ spec: {address: 10.5.0.7, labels: {app: ratings}}
 `)...)
 	westWEs, _ := serviceentry.New(westEntries, serviceentry.Options{ClusterID: "west", WorkloadEntriesOnly: true})
 
-	agg := aggregate.New(aggregate.Options{})
+	agg, err := aggregate.New(aggregate.Options{})
+	if err != nil {
+		panic(err)
+	}
 	for _, r := range []registry.Registry{eastKube, eastSE, westKube, westWEs} {
 		_ = agg.Add(r)
 	}

@@ -1,12 +1,15 @@
 package aggregate
 
 import (
+	"errors"
 	"net/netip"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -67,7 +70,10 @@ func TestNetworkGatewaysMergeRegistriesAndMeshNetworks(t *testing.T) {
 		a, b := &meshFake{fakeRegistry: newFake(model.Kubernetes, "a")}, newFake(model.Kubernetes, "b")
 		a.gateways(gwAt("net-a", "a", "1.1.1.1", 15443))
 		b.gateways(gwAt("net-b", "b", "2.2.2.2", 15443), gwAt("net-b", "b", "gw.example.com", 15443))
-		agg := New(Options{MeshNetworks: mesh})
+		agg, err := New(Options{MeshNetworks: mesh})
+		if err != nil {
+			t.Fatal(err)
+		}
 		_ = agg.Add(a)
 		_ = agg.Add(b)
 		stop := run(t, agg)
@@ -146,7 +152,10 @@ func TestSubscribeClusterGateways(t *testing.T) {
 		a, b := newFake(model.Kubernetes, "a"), newFake(model.Kubernetes, "b")
 		a.gateways(gwAt("net-a", "a", "1.1.1.1", 15443))
 		b.gateways(gwAt("net-b", "b", "2.2.2.2", 15443))
-		agg := New(Options{})
+		agg, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		_ = agg.Add(a)
 		_ = agg.Add(b)
 		stop := run(t, agg)
@@ -160,18 +169,25 @@ func TestSubscribeClusterGateways(t *testing.T) {
 	})
 }
 
-func TestInvalidMeshNetworksIgnored(t *testing.T) {
-	agg := New(Options{MeshNetworks: &model.MeshNetworks{Networks: map[model.NetworkID]model.MeshNetwork{
+// TestNewRefusesInvalidOptions: mesh networks Istio's validation refuses,
+// and a metrics Registerer that refuses the aggregate's metrics, are
+// New's error.
+func TestNewRefusesInvalidOptions(t *testing.T) {
+	_, err := New(Options{MeshNetworks: &model.MeshNetworks{Networks: map[model.NetworkID]model.MeshNetwork{
 		"n": {Gateways: []model.MeshNetworkGateway{{Address: "192.0.2.1", Port: 0}}},
 	}}})
-	if got := agg.NetworkGateways(); len(got) != 0 {
-		t.Errorf("gateways of invalid mesh networks: %v", got)
+	if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), "port 0") {
+		t.Errorf("New with a gateway of port 0 = %v, want ErrInvalidOptions naming the port", err)
 	}
-	ds := agg.Diagnostics()
-	if len(ds) != 1 || ds[0].Severity != model.Error || ds[0].Kind != "MeshNetworks" || !strings.Contains(ds[0].Message, "port 0") {
-		t.Errorf("diagnostics %v, want one Error naming the port", ds)
+	if _, err := New(Options{Metrics: refusingRegisterer{prometheus.NewRegistry()}}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("New with a Registerer that refuses = %v, want ErrInvalidOptions", err)
 	}
 }
+
+// refusingRegisterer refuses every collector.
+type refusingRegisterer struct{ prometheus.Registerer }
+
+func (refusingRegisterer) Register(prometheus.Collector) error { return errors.New("refused") }
 
 func TestParseMeshNetworks(t *testing.T) {
 	good := `

@@ -38,13 +38,12 @@ type Options struct {
 
 	// MeshNetworks is Istio's meshNetworks: the gateways it gives by
 	// address join every registry's (NetworkGateways), and it is handed
-	// to each registry that takes it (MeshNetworksHandler: the kube
-	// controller, for the networks of its endpoints and the gateways of
-	// the Services it names), when the registry is added. ParseMeshNetworks
-	// reads Istio's YAML. Mesh networks that Istio's validation refuses
-	// (see ParseMeshNetworks) are ignored whole, with an Error
-	// diagnostic, as istiod ignores them. Default: nil, none. The value
-	// must not be modified afterwards.
+	// to each registry that takes it (registry.MeshNetworksHandler: the
+	// kube controller, for the networks of its endpoints and the gateways
+	// of the Services it names), when the registry is added.
+	// ParseMeshNetworks reads Istio's YAML. Mesh networks that Istio's
+	// validation refuses (see ParseMeshNetworks) are New's error. Default:
+	// nil, none. The value must not be modified afterwards.
 	MeshNetworks *model.MeshNetworks
 
 	// SyncPollInterval is how often a replacement registry's sync is
@@ -56,8 +55,8 @@ type Options struct {
 	// lists them); give each member registry the same
 	// Registerer in its own options for its metrics. The aggregate's are
 	// registered by New and unregistered when Run returns; a Registerer
-	// that refuses them (one of another aggregate) is logged and leaves
-	// the aggregate without metrics. Default: nil, no metrics and no cost.
+	// that refuses them (one of another aggregate) is New's error.
+	// Default: nil, no metrics and no cost.
 	Metrics prometheus.Registerer
 }
 

@@ -83,17 +83,10 @@ func (c *Controller) Diagnostics() []model.Diagnostic {
 	return slices.CompactFunc(out, func(a, b model.Diagnostic) bool { return a == b })
 }
 
-// meshDiagnostics reports mesh networks that were ignored, networks
-// whose endpoints come from the registry of a cluster the aggregate has
+// meshDiagnostics reports networks whose endpoints come from the registry of a cluster the aggregate has
 // no Kubernetes registry of, and gateways into networks the mesh
 // networks do not declare. The caller holds c.mu.
 func (c *Controller) meshDiagnostics() []model.Diagnostic {
-	if c.meshErr != nil {
-		return []model.Diagnostic{{
-			Severity: model.Error, Kind: "MeshNetworks",
-			Message: fmt.Sprintf("%v; the mesh networks are ignored", c.meshErr),
-		}}
-	}
 	if c.mesh == nil {
 		return nil
 	}

@@ -62,7 +62,10 @@ func TestRemoteWorkloadEntriesWiring(t *testing.T) {
 		seA.workload(model.KindWorkloadEntry, "vm-a", "ns", "192.168.0.1", "")
 		wesB.workload(model.KindWorkloadEntry, "vm-b", "ns", "192.168.1.1", "")
 
-		agg := New(Options{})
+		agg, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, r := range []sinkRegistry{kubeA, kubeB, kubeC, seA} {
 			_ = agg.Add(r)
 		}

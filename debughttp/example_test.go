@@ -12,7 +12,10 @@ import (
 
 // Mount the handler under a prefix of your own mux.
 func Example() {
-	reg := memory.New(memory.Options{})
+	reg, err := memory.New(memory.Options{})
+	if err != nil {
+		panic(err)
+	}
 	reg.AddService(memory.Service("reviews", "default").Port("http", 9080).Build())
 
 	mux := http.NewServeMux()

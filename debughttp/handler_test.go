@@ -20,7 +20,10 @@ import (
 // fixture is a registry of three services (one private to its namespace),
 // endpoints in two clusters, a workload, a diagnostic and a gateway.
 func fixture() *memory.Registry {
-	reg := memory.New(memory.Options{Cluster: "east"})
+	reg, err := memory.New(memory.Options{ClusterID: "east"})
+	if err != nil {
+		panic(err)
+	}
 	for i, name := range []string{"a", "b", "c"} {
 		sb := memory.Service(name, "shop").Port("http", 80).Port("grpc", 90).Cluster("east").VIP(fmt.Sprintf("10.96.0.%d", i+1))
 		if name == "c" {

@@ -147,10 +147,10 @@ const syncPoll = 5 * time.Millisecond
 // delivered their lists, marks the registry synced, and then converts
 // every change until ctx is done. It then stops the informers, waits for
 // their goroutines, and returns nil. A controller runs once: a second call
-// returns an error.
+// returns an error wrapping registry.ErrAlreadyRunning.
 func (c *Controller) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
-		return errors.New("kube: controller already started")
+		return fmt.Errorf("kube: controller of cluster %s: %w", c.opts.ClusterID, registry.ErrAlreadyRunning)
 	}
 	defer c.metrics.Unregister()
 	c.runStart = time.Now()

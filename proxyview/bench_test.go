@@ -18,7 +18,10 @@ import (
 func largeView(b *testing.B) (*View, *memory.Registry, []*model.Service) {
 	b.Helper()
 	cfg := bench.Presets["large"]
-	reg := memory.New(memory.Options{Cluster: "c1"})
+	reg, err := memory.New(memory.Options{ClusterID: "c1"})
+	if err != nil {
+		b.Fatal(err)
+	}
 	svcs := make([]*model.Service, 0, cfg.Services)
 	for i := range cfg.Services {
 		ns := cfg.NamespaceOf(i)

@@ -14,7 +14,10 @@ import (
 // east endpoint through east's gateway, and does not see a service
 // private to another namespace.
 func Example() {
-	reg := memory.New(memory.Options{Cluster: "west"})
+	reg, err := memory.New(memory.Options{ClusterID: "west"})
+	if err != nil {
+		panic(err)
+	}
 	echo := memory.Service("echo", "shared").Port("grpc", 8080).Cluster("west").VIP("10.96.0.7").Build()
 	secret := memory.Service("secret", "payments").Port("grpc", 8080).ExportTo(".").Build()
 	reg.AddService(echo, secret)

@@ -46,7 +46,10 @@ func (r *fakeResolver) set(host string, addrs ...string) {
 // balancer's) is one gateway per address it resolves to, and follows the
 // name's answers.
 func TestGatewayHostnameResolved(t *testing.T) {
-	mem := memory.New(memory.Options{Cluster: "west"})
+	mem, err := memory.New(memory.Options{ClusterID: "west"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc := memory.Service("echo", "shared").Port("http", 80).Build()
 	mem.AddService(svc)
 	mem.SetEndpoints(svc.Key(), memory.Endpoint("10.1.0.1", 8080).Port("http").Cluster("east").Network("east").IstioTLS().Build())
@@ -90,7 +93,10 @@ func TestGatewayHostnameResolved(t *testing.T) {
 // gateway, and SkipGatewayHostnames makes no lookups.
 func TestGatewayHostnameUnresolved(t *testing.T) {
 	for _, skip := range []bool{false, true} {
-		mem := memory.New(memory.Options{Cluster: "west"})
+		mem, err := memory.New(memory.Options{ClusterID: "west"})
+		if err != nil {
+			t.Fatal(err)
+		}
 		svc := memory.Service("echo", "shared").Port("http", 80).Build()
 		mem.AddService(svc)
 		mem.SetEndpoints(svc.Key(), memory.Endpoint("10.1.0.1", 8080).Port("http").Cluster("east").Network("east").IstioTLS().Build())
@@ -138,7 +144,10 @@ func (r *blockingResolver) LookupNetIP(ctx context.Context, _, _ string) ([]neti
 // addresses.
 func TestSyncedAfterGatewayNamesLooked(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := memory.New(memory.Options{Cluster: "west"})
+		mem, err := memory.New(memory.Options{ClusterID: "west"})
+		if err != nil {
+			t.Fatal(err)
+		}
 		svc := memory.Service("echo", "shared").Port("http", 80).Build()
 		mem.AddService(svc)
 		mem.SetEndpoints(svc.Key(), memory.Endpoint("10.1.0.1", 8080).Port("http").Cluster("east").Network("east").IstioTLS().Build())

@@ -2,7 +2,7 @@ package proxyview
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"maps"
 	"net/netip"
 	"slices"
@@ -27,10 +27,6 @@ type Change struct {
 	// of every service may have changed for proxies on other networks.
 	Gateways bool
 }
-
-// ErrAlreadyRunning is returned by Run when the view is already running
-// or has run.
-var ErrAlreadyRunning = errors.New("proxyview: view already running")
 
 // View is the proxy's view of a registry. Run keeps it up to date; each
 // state it publishes is a Snapshot with the next generation. It is safe
@@ -116,10 +112,10 @@ func (v *View) Subscribe(f func(Change)) (unsubscribe func()) {
 
 // Run subscribes to the source and keeps the view up to date until ctx
 // is done; then it unsubscribes and returns nil. A view runs once; a
-// second call returns ErrAlreadyRunning.
+// second call returns an error wrapping registry.ErrAlreadyRunning.
 func (v *View) Run(ctx context.Context) error {
 	if !v.running.CompareAndSwap(false, true) {
-		return ErrAlreadyRunning
+		return fmt.Errorf("proxyview: %w", registry.ErrAlreadyRunning)
 	}
 	unsubscribe := v.src.Subscribe(registry.HandlerFuncs{
 		ServiceFunc:         func(e registry.ServiceEvent) { v.mark(e.Service().Key()) },

@@ -12,6 +12,7 @@ import (
 	"github.com/meshreg/meshreg/aggregate"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/proxyview"
+	"github.com/meshreg/meshreg/registry"
 	"github.com/meshreg/meshreg/registry/memory"
 )
 
@@ -61,7 +62,10 @@ func until(t *testing.T, v *proxyview.View, what string, cond func(*proxyview.Sn
 }
 
 func TestViewFollowsTheRegistry(t *testing.T) {
-	mem := memory.New(memory.Options{Cluster: "c1"})
+	mem, err := memory.New(memory.Options{ClusterID: "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc := memory.Service("reviews", "default").Port("http", 80).Cluster("c1").VIP("10.96.0.1").Build()
 	mem.AddService(svc)
 	mem.SetEndpoints(svc.Key(), memory.Endpoint("10.0.0.1", 8080).Port("http").Cluster("c1").Build())
@@ -120,7 +124,7 @@ func TestViewFollowsTheRegistry(t *testing.T) {
 	if !saw {
 		t.Errorf("no change named %s: %+v", svc.Key(), changes)
 	}
-	if err := v.Run(context.Background()); !errors.Is(err, proxyview.ErrAlreadyRunning) {
+	if err := v.Run(context.Background()); !errors.Is(err, registry.ErrAlreadyRunning) {
 		t.Errorf("second Run = %v, want ErrAlreadyRunning", err)
 	}
 }
@@ -128,8 +132,14 @@ func TestViewFollowsTheRegistry(t *testing.T) {
 // TestViewOfAggregate: the view over an aggregate of two clusters takes
 // each cluster's VIPs and follows the gateways.
 func TestViewOfAggregate(t *testing.T) {
-	east := memory.New(memory.Options{Cluster: "east"})
-	west := memory.New(memory.Options{Cluster: "west"})
+	east, err := memory.New(memory.Options{ClusterID: "east"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	west, err := memory.New(memory.Options{ClusterID: "west"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, m := range []*memory.Registry{east, west} {
 		c := m.Cluster()
 		vip := map[model.ClusterID]string{"east": "10.96.0.1", "west": "10.96.1.1"}[c]
@@ -138,7 +148,10 @@ func TestViewOfAggregate(t *testing.T) {
 		m.SetEndpoints(svc.Key(), memory.Endpoint(map[model.ClusterID]string{"east": "10.0.0.1", "west": "10.1.0.1"}[c], 8080).
 			Port("http").Cluster(c).Network(model.NetworkID("net-"+string(c))).IstioTLS().Build())
 	}
-	agg := aggregate.New(aggregate.Options{})
+	agg, err := aggregate.New(aggregate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, m := range []*memory.Registry{east, west} {
 		if err := agg.Add(m); err != nil {
 			t.Fatal(err)
@@ -179,7 +192,10 @@ func TestViewOfAggregate(t *testing.T) {
 // TestConcurrentQueries reads snapshots from many goroutines while the
 // view publishes new generations (run with -race).
 func TestConcurrentQueries(t *testing.T) {
-	mem := memory.New(memory.Options{Cluster: "c1"})
+	mem, err := memory.New(memory.Options{ClusterID: "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var svcs []*model.Service
 	for i := range 20 {
 		svc := memory.Service(fmt.Sprintf("s%d", i), fmt.Sprintf("ns%d", i%4)).Port("http", 80).Build()

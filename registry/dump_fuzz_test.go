@@ -105,7 +105,10 @@ func buildFuzzState(hosts, namespace, ports, addrs, labelKV, exportTo, text stri
 
 // load writes st into a memory registry, in order or reversed.
 func (st fuzzState) load(reverse bool) *memory.Registry {
-	r := memory.New(memory.Options{Cluster: "fuzz"})
+	r, err := memory.New(memory.Options{ClusterID: "fuzz"})
+	if err != nil {
+		panic(err)
+	}
 	svcs, wls, diags := slices.Clone(st.services), slices.Clone(st.workloads), slices.Clone(st.diags)
 	if reverse {
 		slices.Reverse(svcs)

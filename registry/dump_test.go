@@ -418,7 +418,10 @@ func TestDumpDoesNotModifyRegistryValues(t *testing.T) {
 // A registry's network gateways are dumped sorted and deduplicated,
 // whatever order it returns them in.
 func TestDumpNetworkGateways(t *testing.T) {
-	r := memory.New(memory.Options{Cluster: "c1"})
+	r, err := memory.New(memory.Options{ClusterID: "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.SetNetworkGateways(
 		model.NetworkGateway{Network: "net-b", Address: "gw.example.com", Port: 15443, HBONEPort: 15008, Source: model.GatewayFromService},
 		model.NetworkGateway{Network: "net-a", Address: "192.0.2.1", Port: 15443, Source: model.GatewayFromMeshNetworks},
@@ -445,7 +448,10 @@ func TestDumpNetworkGateways(t *testing.T) {
 // An endpoint confined to its cluster says so; one any proxy may be sent
 // omits the field, which a reader takes as AlwaysDiscoverable.
 func TestDumpDiscoverability(t *testing.T) {
-	reg := memory.New(memory.Options{Cluster: "a"})
+	reg, err := memory.New(memory.Options{ClusterID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc := memory.Service("reviews", "default").Port("http", 9080).Build()
 	reg.AddService(svc)
 	local := memory.Endpoint("10.1.0.2", 9080).Port("http").Build()

@@ -12,7 +12,10 @@ import (
 // WriteJSON prints any registry in the dump format: the same state gives
 // the same bytes.
 func ExampleWriteJSON() {
-	reg := memory.New(memory.Options{Cluster: "cluster-a"})
+	reg, err := memory.New(memory.Options{ClusterID: "cluster-a"})
+	if err != nil {
+		panic(err)
+	}
 	reviews := memory.Service("reviews", "default").Port("http", 9080).VIP("10.96.0.10").Build()
 	reg.AddService(reviews)
 	reg.SetEndpoints(reviews.Key(), memory.Endpoint("10.1.0.1", 9080).Port("http").

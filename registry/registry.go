@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 
 	"github.com/meshreg/meshreg/model"
@@ -81,12 +82,16 @@ func (q EndpointQuery) Matches(e *model.Endpoint) bool {
 	return (q.Port == "" || e.ServicePortName == q.Port) && (q.Cluster == "" || e.Cluster == q.Cluster)
 }
 
+// ErrAlreadyRunning is wrapped by the error of a Run called on a
+// registry, aggregate or view that is running or has run: each runs once.
+var ErrAlreadyRunning = errors.New("already running or has run")
+
 // Controller is the running side of a registry.
 type Controller interface {
 	// Run starts the registry and blocks until ctx is done, then stops
 	// every goroutine it started and returns. It returns an error when
-	// the registry cannot start (for example, when it is already
-	// running); a registry runs at most once.
+	// the registry cannot start; a registry runs at most once, and a
+	// second call returns an error wrapping ErrAlreadyRunning.
 	Run(ctx context.Context) error
 
 	// HasSynced reports whether the registry's initial state is complete

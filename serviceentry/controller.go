@@ -21,9 +21,6 @@ import (
 // syncPoll is how often Run checks whether the source has synced.
 const syncPoll = 10 * time.Millisecond
 
-// ErrAlreadyRunning is returned by Run on a controller that ran before.
-var ErrAlreadyRunning = errors.New("serviceentry: controller already ran")
-
 // Controller is the registry of a Source's ServiceEntries and
 // WorkloadEntries, with the workloads of other registries handed in by
 // HandleWorkload (Pods, and other clusters' WorkloadEntries). With
@@ -172,10 +169,10 @@ func (c *Controller) signal() {
 // and returns nil. The registry is synced (HasSynced) once the source has
 // synced and its initial state has been converted and delivered. Run
 // returns the source's error if the source stops on its own, and
-// ErrAlreadyRunning when called a second time.
+// an error wrapping registry.ErrAlreadyRunning when called a second time.
 func (c *Controller) Run(ctx context.Context) error {
 	if !c.ran.CompareAndSwap(false, true) {
-		return ErrAlreadyRunning
+		return fmt.Errorf("serviceentry: controller of cluster %s: %w", c.opts.ClusterID, registry.ErrAlreadyRunning)
 	}
 	defer c.metrics.Unregister()
 	start := time.Now()

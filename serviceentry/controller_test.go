@@ -225,7 +225,7 @@ func TestRunTwiceAndNilSource(t *testing.T) {
 	for !c.HasSynced() {
 		time.Sleep(time.Millisecond)
 	}
-	if err := c.Run(ctx); !errors.Is(err, ErrAlreadyRunning) {
+	if err := c.Run(ctx); !errors.Is(err, registry.ErrAlreadyRunning) {
 		t.Errorf("second Run = %v", err)
 	}
 	cancel()

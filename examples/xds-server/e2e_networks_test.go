@@ -112,7 +112,10 @@ func TestEndToEndNetworks(t *testing.T) {
 	secretB := startBackend(t, "secret")
 	gateway := startForwarder(t, b)
 
-	mem := memory.New(memory.Options{Cluster: "cluster-1"})
+	mem, err := memory.New(memory.Options{ClusterID: "cluster-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	shared := memory.Service("shared", "ns-shared").Port("grpc", 8080).ExportTo("ns-a", "ns-b").Build()
 	secret := memory.Service("secret", "ns-b").Port("grpc", 8080).ExportTo(".").Build()
 	mem.AddService(shared, secret)
@@ -125,7 +128,10 @@ func TestEndToEndNetworks(t *testing.T) {
 	mem.SetEndpoints(shared.Key(), onA(a), onB(b))
 	mem.SetEndpoints(secret.Key(), onB(secretB))
 	mem.SetNetworkGateways(model.NetworkGateway{Network: "net-b", Address: "127.0.0.1", Port: gateway.port})
-	agg := aggregate.New(aggregate.Options{})
+	agg, err := aggregate.New(aggregate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := agg.Add(mem); err != nil {
 		t.Fatalf("aggregate add: %v", err)
 	}
@@ -174,7 +180,7 @@ func TestEndToEndNetworks(t *testing.T) {
 	secB, closeSecB := dial(t, resB, secret.Hostname, 8080)
 	secB.until(ctx, "the secret service from ns-b", has("secret"))
 	secA, closeSecA := dial(t, resA, secret.Hostname, 8080)
-	_, err := secA.call(ctx)
+	_, err = secA.call(ctx)
 	t.Logf("client A calling a service not exported to ns-a: %v", err)
 	if status.Code(err) != codes.DeadlineExceeded {
 		t.Errorf("client A's call of the secret service = %v; want it to fail, waiting for a listener that never comes", err)

@@ -194,11 +194,17 @@ func TestEndToEnd(t *testing.T) {
 	a, b, c := startBackend(t, "a"), startBackend(t, "b"), startBackend(t, "c")
 
 	prom := prometheus.NewRegistry() // the registries' metrics and the server's
-	mem := memory.New(memory.Options{Cluster: "cluster-1", Metrics: prom})
+	mem, err := memory.New(memory.Options{ClusterID: "cluster-1", Metrics: prom})
+	if err != nil {
+		t.Fatal(err)
+	}
 	echo := memory.Service("echo", "default").Port("grpc", 8080).Build()
 	mem.AddService(echo)
 	mem.SetEndpoints(echo.Key(), a.endpoint(), b.endpoint())
-	agg := aggregate.New(aggregate.Options{Metrics: prom})
+	agg, err := aggregate.New(aggregate.Options{Metrics: prom})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := agg.Add(mem); err != nil {
 		t.Fatalf("aggregate add: %v", err)
 	}

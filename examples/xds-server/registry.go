@@ -21,7 +21,7 @@ func buildRegistry(c *config, log *slog.Logger, metrics prometheus.Registerer) (
 	}
 	cfg.Metrics = metrics
 	if len(cfg.Clusters) == 0 {
-		return aggregate.New(aggregate.Options{Logger: log, Metrics: metrics}), nil
+		return aggregate.New(aggregate.Options{Logger: log, Metrics: metrics})
 	}
 	built, err := sources.Build(cfg)
 	if err != nil {

@@ -187,7 +187,10 @@ func newRegistry(name string, client kubernetes.Interface, sc *Scenario, withSer
 		d = kc
 		r.run = kc.Run
 	case Aggregate, AggregateMetrics:
-		agg := aggregate.New(aggregate.Options{Metrics: metrics})
+		agg, err := aggregate.New(aggregate.Options{Metrics: metrics})
+		if err != nil {
+			return nil, err
+		}
 		if err := agg.Add(kc); err != nil {
 			return nil, err
 		}

@@ -124,7 +124,10 @@ func TestRemoteClusterWorkloadEntries(t *testing.T) {
 	must(t, err)
 	se, err := serviceentry.New(src, serviceentry.Options{ClusterID: "it"})
 	must(t, err)
-	agg := aggregate.New(aggregate.Options{})
+	agg, err := aggregate.New(aggregate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	must(t, agg.Add(kc))
 	must(t, agg.Add(se))
 	mc, err := multicluster.New(env.kube, agg, multicluster.Options{

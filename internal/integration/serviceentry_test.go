@@ -55,7 +55,10 @@ func TestServiceEntriesOverTheCRDs(t *testing.T) {
 	must(t, err)
 	sc, err := serviceentry.New(src, serviceentry.Options{ClusterID: "it"})
 	must(t, err)
-	agg := aggregate.New(aggregate.Options{})
+	agg, err := aggregate.New(aggregate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	must(t, agg.Add(kc))
 	must(t, agg.Add(sc))
 	runCtx, stop := context.WithCancel(context.Background())

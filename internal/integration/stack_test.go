@@ -66,7 +66,9 @@ func startStack(cfg *rest.Config, cluster model.ClusterID) (*stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.agg = aggregate.New(aggregate.Options{Metrics: s.metrics})
+	if s.agg, err = aggregate.New(aggregate.Options{Metrics: s.metrics}); err != nil {
+		return nil, err
+	}
 	if err := errors.Join(s.agg.Add(kr), s.agg.Add(se)); err != nil {
 		return nil, err
 	}

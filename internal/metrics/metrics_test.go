@@ -96,7 +96,10 @@ func TestOneClusterTwiceSharesTheSeries(t *testing.T) {
 	relists := func() float64 { return value(t, reg, "meshreg_informer_relists_total", east) }
 	services := func() float64 { return value(t, reg, "meshreg_services", east) }
 	state := func(n int) metrics.State {
-		mem := memory.New(memory.Options{Cluster: "east"})
+		mem, err := memory.New(memory.Options{ClusterID: "east"})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for i := range n {
 			mem.AddService(memory.Service(fmt.Sprintf("s%d", i), "default").Port("http", 80).Build())
 		}
@@ -168,7 +171,12 @@ func TestSharedSeriesConcurrently(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				m.Watch(metrics.State{Discovery: memory.New(memory.Options{})})
+				mem, err := memory.New(memory.Options{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				m.Watch(metrics.State{Discovery: mem})
 				m.Relisted("pods")
 				if _, err := reg.Gather(); err != nil {
 					t.Error(err)
@@ -188,7 +196,10 @@ func TestSharedSeriesConcurrently(t *testing.T) {
 // cleared, and a subscriber blocked so that its queue grows and drains.
 func TestMemoryRegistryMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	mem := memory.New(memory.Options{Cluster: "c1", Metrics: reg})
+	mem, err := memory.New(memory.Options{ClusterID: "c1", Metrics: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
 	l := map[string]string{"registry": "Kubernetes", "cluster": "c1"}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -78,7 +78,10 @@ func TestRunStopCyclesLeaveNoGoroutines(t *testing.T) {
 		cycle(t, se)
 
 		// memory: a registry with a service.
-		mem := memory.New(memory.Options{Cluster: model.ClusterID(fmt.Sprint("m", i))})
+		mem, err := memory.New(memory.Options{ClusterID: model.ClusterID(fmt.Sprint("m", i))})
+		if err != nil {
+			t.Fatal(err)
+		}
 		mem.AddService(memory.Service("s", "ns").Port("http", 80).Build())
 		cycle(t, mem)
 
@@ -89,7 +92,10 @@ func TestRunStopCyclesLeaveNoGoroutines(t *testing.T) {
 			t.Fatal(err)
 		}
 		unsub := h.Built.Aggregate.Subscribe(registry.HandlerFuncs{})
-		extra := memory.New(memory.Options{Cluster: "extra"})
+		extra, err := memory.New(memory.Options{ClusterID: "extra"})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := h.Built.Aggregate.Add(extra); err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +117,10 @@ func TestRunStopCyclesLeaveNoGoroutines(t *testing.T) {
 // shows through a weak pointer that the garbage collector frees it: the
 // aggregate keeps nothing of a registry it no longer has.
 func TestRemovedRegistryIsCollected(t *testing.T) {
-	agg := aggregate.New(aggregate.Options{})
+	agg, err := aggregate.New(aggregate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- agg.Run(ctx) }()
@@ -133,7 +142,10 @@ func TestRemovedRegistryIsCollected(t *testing.T) {
 				var r registry.Registry
 				switch kind {
 				case "memory":
-					m := memory.New(memory.Options{Cluster: "big"})
+					m, err := memory.New(memory.Options{ClusterID: "big"})
+					if err != nil {
+						t.Fatal(err)
+					}
 					for i := range 200 {
 						svc := memory.Service(fmt.Sprint("s", i), "ns").Port("http", 80).Build()
 						m.AddService(svc)

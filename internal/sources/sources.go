@@ -104,10 +104,11 @@ func Build(cfg Config) (*Built, error) {
 		seen[c.ID] = true
 	}
 
-	b := &Built{
-		Aggregate: aggregate.New(aggregate.Options{Logger: cfg.Logger, MeshNetworks: cfg.MeshNetworks, Metrics: cfg.Metrics}),
-		Manifests: map[model.ClusterID]*ManifestCluster{},
+	agg, err := aggregate.New(aggregate.Options{Logger: cfg.Logger, MeshNetworks: cfg.MeshNetworks, Metrics: cfg.Metrics})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
+	b := &Built{Aggregate: agg, Manifests: map[model.ClusterID]*ManifestCluster{}}
 	for i, c := range cfg.Clusters {
 		config := i == 0
 		var regs []registry.Registry

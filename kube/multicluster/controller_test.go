@@ -68,13 +68,14 @@ func (r *recordingTarget) Add(reg registry.Registry) error {
 	return nil
 }
 
-func (r *recordingTarget) Replace(reg registry.Registry) {
+func (r *recordingTarget) Replace(reg registry.Registry) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := reg.(stubRegistry)
 	name := slotName(s.provider, s.cluster)
 	r.held[name] = s.kubeconfig
 	r.calls = append(r.calls, "replace "+name+" "+s.kubeconfig)
+	return nil
 }
 
 func (r *recordingTarget) Remove(p model.Provider, c model.ClusterID) error {

@@ -21,7 +21,10 @@ func (printTarget) Add(r registry.Registry) error {
 	fmt.Println("add", r.Provider(), r.Cluster())
 	return nil
 }
-func (printTarget) Replace(r registry.Registry) { fmt.Println("replace", r.Provider(), r.Cluster()) }
+func (printTarget) Replace(r registry.Registry) error {
+	fmt.Println("replace", r.Provider(), r.Cluster())
+	return nil
+}
 func (printTarget) Remove(p model.Provider, c model.ClusterID) error {
 	fmt.Println("remove", p, c)
 	return nil

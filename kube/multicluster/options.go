@@ -13,7 +13,7 @@ import (
 // Target receives the cluster registries. *aggregate.Controller is one.
 type Target interface {
 	Add(registry.Registry) error
-	Replace(registry.Registry)
+	Replace(registry.Registry) error
 	Remove(provider model.Provider, cluster model.ClusterID) error
 }
 

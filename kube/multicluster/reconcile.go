@@ -111,7 +111,10 @@ func (c *Controller) syncKube(id model.ClusterID, w owner) bool {
 		c.diag(w.secret, id, fmt.Sprintf("cannot build the cluster's registry: %v; %s", err, keptOrSkipped(have)))
 		return have
 	case have:
-		c.target.Replace(reg)
+		if err := c.target.Replace(reg); err != nil {
+			c.diag(w.secret, id, fmt.Sprintf("cannot replace the cluster's registry: %v; the one there is kept", err))
+			return true
+		}
 		c.opts.Logger.Info("cluster replaced", "cluster", string(id), "secret", w.secret.String())
 	default:
 		if err := c.target.Add(reg); err != nil {
@@ -141,7 +144,10 @@ func (c *Controller) syncWorkloadEntries(id model.ClusterID, w owner) {
 		c.diag(w.secret, id, fmt.Sprintf("cannot build the cluster's WorkloadEntry registry: %v; %s", err, keptOrNotRead(cur.workloadEntries)))
 		return
 	case cur.workloadEntries:
-		c.target.Replace(reg)
+		if err := c.target.Replace(reg); err != nil {
+			c.diag(w.secret, id, fmt.Sprintf("cannot replace the cluster's WorkloadEntry registry: %v; the one there is kept", err))
+			return
+		}
 		c.opts.Logger.Info("cluster WorkloadEntry registry replaced", "cluster", string(id), "secret", w.secret.String())
 	default:
 		if err := c.target.Add(reg); err != nil {

@@ -92,7 +92,10 @@ func TestRemoteWorkloadEntriesThroughTheAggregate(t *testing.T) {
 		"west-1": fmt.Sprintf(remoteWest, "10.5.0.7"),
 		"west-2": fmt.Sprintf(remoteWest, "10.5.0.8"),
 	}}
-	agg := aggregate.New(aggregate.Options{})
+	agg, err := aggregate.New(aggregate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The config cluster east: a ServiceEntry selecting app=ratings in
 	// shop, and a Service ratings, which selects east's workloads only.
 	east, err := kube.New(manifest.KubeClientset(load(t, `

@@ -12,7 +12,7 @@
 //
 // Small builders make the values:
 //
-//	reg := memory.New(memory.Options{Cluster: "cluster-a"})
+//	reg, err := memory.New(memory.Options{ClusterID: "cluster-a"}) // an error only for refused metrics
 //	svc := memory.Service("reviews", "default").Port("http", 9080).VIP("10.96.0.10").Build()
 //	reg.AddService(svc)
 //	reg.SetEndpoints(svc.Key(),
@@ -21,7 +21,7 @@
 // # One shard
 //
 // A Registry is one shard: one provider (Options.Provider) in one cluster
-// (Options.Cluster). It stores copies of the values it is given, with the
+// (Options.ClusterID). It stores copies of the values it is given, with the
 // gaps filled: a service's Provider becomes the registry's, and VIPs,
 // endpoints and workloads with no cluster get the registry's cluster. The
 // builders leave the cluster empty unless told, so values built once fit

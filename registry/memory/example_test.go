@@ -14,7 +14,10 @@ import (
 // The quick start of the README: a registry with one service and two
 // endpoints, queried as a control plane would.
 func Example() {
-	reg := memory.New(memory.Options{Cluster: "cluster-a"})
+	reg, err := memory.New(memory.Options{ClusterID: "cluster-a"})
+	if err != nil {
+		panic(err)
+	}
 	reviews := memory.Service("reviews", "default").Port("http", 9080).VIP("10.96.0.10").Build()
 	reg.AddService(reviews)
 	reg.SetEndpoints(reviews.Key(),
@@ -74,7 +77,10 @@ func ExampleEndpoint() {
 }
 
 func ExampleWorkload() {
-	reg := memory.New(memory.Options{Cluster: "cluster-a"})
+	reg, err := memory.New(memory.Options{ClusterID: "cluster-a"})
+	if err != nil {
+		panic(err)
+	}
 	reg.AddWorkload(
 		memory.Workload("reviews-v1-7f9", "default").Address("10.1.0.1").Labels(map[string]string{"app": "reviews"}).Build(),
 		memory.Workload("legacy-vm", "default").WorkloadEntry().Address("10.9.0.1").NamedPort("http", 8080).Build(),
@@ -90,7 +96,10 @@ func ExampleWorkload() {
 // A subscriber first receives the registry's state, then every change, in
 // order, one call at a time.
 func ExampleRegistry_Subscribe() {
-	reg := memory.New(memory.Options{})
+	reg, err := memory.New(memory.Options{})
+	if err != nil {
+		panic(err)
+	}
 	reviews := memory.Service("reviews", "default").Port("http", 9080).Build()
 	reg.AddService(reviews)
 
@@ -121,7 +130,10 @@ func ExampleRegistry_Subscribe() {
 // Run makes the state written so far the registry's initial state:
 // HasSynced turns true once it has reached every handler.
 func ExampleRegistry_Run() {
-	reg := memory.New(memory.Options{})
+	reg, err := memory.New(memory.Options{})
+	if err != nil {
+		panic(err)
+	}
 	reg.AddService(memory.Service("reviews", "default").Build())
 	fmt.Println("before Run:", reg.HasSynced())
 

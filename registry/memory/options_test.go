@@ -19,7 +19,7 @@ func TestOptionsDefaults(t *testing.T) {
 		}
 	}
 	// Set fields are kept.
-	set := Options{Cluster: "c9", Provider: 2}
+	set := Options{ClusterID: "c9", Provider: 2}
 	if set.withDefaults() != set {
 		t.Errorf("withDefaults changed set fields: %+v", set.withDefaults())
 	}

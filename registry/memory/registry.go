@@ -16,38 +16,35 @@ import (
 	"github.com/meshreg/meshreg/registry"
 )
 
-// DefaultCluster is the cluster of a Registry whose Options name none.
-const DefaultCluster model.ClusterID = "cluster-1"
+// DefaultClusterID is the cluster of a Registry whose Options name none.
+const DefaultClusterID model.ClusterID = "cluster-1"
 
 // Errors returned by a Registry, wrapped with the object they concern.
 var (
 	// ErrNotFound: the object to update is not in the registry.
 	ErrNotFound = errors.New("not found")
-	// ErrAlreadyRun: Run was called a second time.
-	ErrAlreadyRun = errors.New("already run")
 )
 
 // Options configure a Registry. The zero value is valid.
 type Options struct {
-	// Cluster is the cluster the registry's objects belong to.
-	// Default: DefaultCluster.
-	Cluster model.ClusterID
+	// ClusterID is the cluster the registry's objects belong to.
+	// Default: DefaultClusterID.
+	ClusterID model.ClusterID
 	// Provider is the kind of registry to imitate: model.Kubernetes or
 	// model.External. Default: model.Kubernetes.
 	Provider model.Provider
 	// Metrics, when set, receives the registry's Prometheus metrics,
 	// labelled with its provider and cluster, as a kube or serviceentry
 	// controller's: events published, subscribers' queues, sizes,
-	// diagnostics, the initial sync. A Registerer that refuses them
-	// leaves the registry without metrics, and a diagnostic says why.
-	// Default: nil, none.
+	// diagnostics, the initial sync. A Registerer that refuses them is
+	// New's error. Default: nil, none.
 	Metrics prometheus.Registerer
 }
 
 // withDefaults returns o with every unset field set to its default.
 func (o Options) withDefaults() Options {
-	if o.Cluster == "" {
-		o.Cluster = DefaultCluster
+	if o.ClusterID == "" {
+		o.ClusterID = DefaultClusterID
 	}
 	if o.Provider == 0 {
 		o.Provider = model.Kubernetes
@@ -86,46 +83,46 @@ var (
 // diagnostics.
 const diagnosticsOwner = "memory"
 
-// New returns an empty registry.
-func New(opts Options) *Registry {
+// New returns an empty registry. A metrics Registerer that refuses the
+// registry's metrics is an error.
+func New(opts Options) (*Registry, error) {
 	opts = opts.withDefaults()
-	r := &Registry{store: store.New(model.ShardKey{Provider: opts.Provider, Cluster: opts.Cluster}), opts: opts}
-	m, err := metrics.New(opts.Metrics, opts.Provider.String(), opts.Cluster)
+	r := &Registry{store: store.New(model.ShardKey{Provider: opts.Provider, Cluster: opts.ClusterID}), opts: opts}
+	m, err := metrics.New(opts.Metrics, opts.Provider.String(), opts.ClusterID)
+	if err != nil {
+		return nil, fmt.Errorf("%s: metrics: %w", r, err)
+	}
 	if m != nil {
 		r.store.Observe(m)
 		m.Watch(metrics.State{Discovery: r, QueueDepths: r.store.QueueDepths})
 	}
-	if err != nil {
-		r.AddDiagnostic(model.Diagnostic{Severity: model.Warning, Kind: "Registry", Cluster: opts.Cluster,
-			Message: "metrics not registered: " + err.Error()})
-		m = nil
-	}
 	r.metrics = m
-	return r
+	return r, nil
 }
 
 // Provider returns the registry's provider.
 func (r *Registry) Provider() model.Provider { return r.opts.Provider }
 
 // Cluster returns the registry's cluster.
-func (r *Registry) Cluster() model.ClusterID { return r.opts.Cluster }
+func (r *Registry) Cluster() model.ClusterID { return r.opts.ClusterID }
 
 // String names the registry, e.g. "memory registry Kubernetes/cluster-1".
 func (r *Registry) String() string {
-	return "memory registry " + r.opts.Provider.String() + "/" + string(r.opts.Cluster)
+	return "memory registry " + r.opts.Provider.String() + "/" + string(r.opts.ClusterID)
 }
 
 // Run marks the registry's current state as its initial state and blocks
 // until ctx is done; it starts no goroutine. HasSynced turns true once
 // that state has reached every subscribed handler. A registry runs once:
-// a second call returns ErrAlreadyRun at once.
+// a second call returns an error wrapping registry.ErrAlreadyRunning at
+// once.
 func (r *Registry) Run(ctx context.Context) error {
 	r.mu.Lock()
 	ran := r.ran
 	r.ran = true
 	r.mu.Unlock()
 	if ran {
-		return fmt.Errorf("%s: %w", r, ErrAlreadyRun)
+		return fmt.Errorf("%s: %w", r, registry.ErrAlreadyRunning)
 	}
 	defer r.metrics.Unregister()
 	start := time.Now()
@@ -184,7 +181,7 @@ func (r *Registry) SetEndpoints(key model.ServiceKey, eps ...*model.Endpoint) {
 	for i, ep := range eps {
 		c := ep.DeepCopy()
 		if c.Cluster == "" {
-			c.Cluster = r.opts.Cluster
+			c.Cluster = r.opts.ClusterID
 		}
 		list[i] = c
 	}
@@ -202,7 +199,7 @@ func (r *Registry) AddWorkload(ws ...*model.WorkloadInstance) {
 	for _, w := range ws {
 		c := w.DeepCopy()
 		if c.Endpoint.Cluster == "" {
-			c.Endpoint.Cluster = r.opts.Cluster
+			c.Endpoint.Cluster = r.opts.ClusterID
 		}
 		r.store.UpsertWorkload(c)
 	}
@@ -212,7 +209,7 @@ func (r *Registry) AddWorkload(ws ...*model.WorkloadInstance) {
 // one. A key with no cluster means the registry's cluster.
 func (r *Registry) DeleteWorkload(key model.WorkloadKey) {
 	if key.Cluster == "" {
-		key.Cluster = r.opts.Cluster
+		key.Cluster = r.opts.ClusterID
 	}
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
@@ -227,7 +224,7 @@ func (r *Registry) SetNetworkGateways(gws ...model.NetworkGateway) {
 	list := slices.Clone(gws)
 	for i := range list {
 		if list[i].Cluster == "" {
-			list[i].Cluster = r.opts.Cluster
+			list[i].Cluster = r.opts.ClusterID
 		}
 	}
 	r.writeMu.Lock()
@@ -257,11 +254,11 @@ func (r *Registry) adoptService(svc *model.Service) *model.Service {
 	c.Provider = r.opts.Provider
 	if vips, ok := c.Addresses[""]; ok {
 		delete(c.Addresses, "")
-		c.Addresses[r.opts.Cluster] = append(c.Addresses[r.opts.Cluster], vips...)
+		c.Addresses[r.opts.ClusterID] = append(c.Addresses[r.opts.ClusterID], vips...)
 	}
 	if addrs, ok := c.ExternalAddresses[""]; ok {
 		delete(c.ExternalAddresses, "")
-		c.ExternalAddresses[r.opts.Cluster] = append(c.ExternalAddresses[r.opts.Cluster], addrs...)
+		c.ExternalAddresses[r.opts.ClusterID] = append(c.ExternalAddresses[r.opts.ClusterID], addrs...)
 	}
 	return c
 }

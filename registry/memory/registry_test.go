@@ -62,7 +62,10 @@ const reviewsHost = "reviews.default.svc.cluster.local"
 
 func TestRegistryEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		reg := memory.New(memory.Options{Cluster: "c1"})
+		reg, err := memory.New(memory.Options{ClusterID: "c1"})
+		if err != nil {
+			t.Fatal(err)
+		}
 		rec := &recorder{}
 		defer reg.Subscribe(rec)()
 
@@ -107,7 +110,10 @@ func TestRegistryEvents(t *testing.T) {
 // A late subscriber first receives the state, as from a real registry.
 func TestRegistryLateSubscriber(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		reg := memory.New(memory.Options{Provider: model.External, Cluster: "c2"})
+		reg, err := memory.New(memory.Options{Provider: model.External, ClusterID: "c2"})
+		if err != nil {
+			t.Fatal(err)
+		}
 		se := memory.ServiceEntry("api.example.com", "egress").Port("https", 443).Build()
 		reg.AddService(se)
 		reg.SetEndpoints(se.Key(), memory.Endpoint("api.example.com", 443).Port("https").Build())
@@ -124,7 +130,10 @@ func TestRegistryLateSubscriber(t *testing.T) {
 
 // The registry fills in what builders leave out, and keeps its own copies.
 func TestRegistryAdoptsValues(t *testing.T) {
-	reg := memory.New(memory.Options{Provider: model.External, Cluster: "c1"})
+	reg, err := memory.New(memory.Options{Provider: model.External, ClusterID: "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if reg.Provider() != model.External || reg.Cluster() != "c1" {
 		t.Fatalf("Provider, Cluster = %s, %s", reg.Provider(), reg.Cluster())
 	}
@@ -167,8 +176,11 @@ func TestRegistryAdoptsValues(t *testing.T) {
 }
 
 func TestRegistryDefaults(t *testing.T) {
-	reg := memory.New(memory.Options{})
-	if reg.Provider() != model.Kubernetes || reg.Cluster() != memory.DefaultCluster {
+	reg, err := memory.New(memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.Provider() != model.Kubernetes || reg.Cluster() != memory.DefaultClusterID {
 		t.Errorf("zero Options: Provider, Cluster = %s, %s", reg.Provider(), reg.Cluster())
 	}
 	if got := reg.String(); got != "memory registry Kubernetes/cluster-1" {
@@ -177,9 +189,12 @@ func TestRegistryDefaults(t *testing.T) {
 }
 
 func TestUpdateServiceErrors(t *testing.T) {
-	reg := memory.New(memory.Options{})
+	reg, err := memory.New(memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	key := model.ServiceKey{Namespace: "default", Hostname: reviewsHost}
-	err := reg.UpdateService(key, func(*model.Service) { t.Error("change called for an absent service") })
+	err = reg.UpdateService(key, func(*model.Service) { t.Error("change called for an absent service") })
 	if !errors.Is(err, memory.ErrNotFound) || !strings.Contains(err.Error(), key.String()) {
 		t.Errorf("UpdateService of an absent service: %v, want ErrNotFound naming %s", err, key)
 	}
@@ -194,7 +209,10 @@ func TestUpdateServiceErrors(t *testing.T) {
 }
 
 func TestRegistryDiagnostics(t *testing.T) {
-	reg := memory.New(memory.Options{})
+	reg, err := memory.New(memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got := reg.Diagnostics(); len(got) != 0 {
 		t.Fatalf("new registry has diagnostics %v", got)
 	}
@@ -213,7 +231,10 @@ func TestRegistryDiagnostics(t *testing.T) {
 
 func TestRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		reg := memory.New(memory.Options{})
+		reg, err := memory.New(memory.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		reg.AddService(memory.Service("reviews", "default").Build())
 		release := make(chan struct{})
 		defer reg.Subscribe(registry.HandlerFuncs{ServiceFunc: func(registry.ServiceEvent) { <-release }})()
@@ -234,9 +255,9 @@ func TestRun(t *testing.T) {
 			t.Fatal("not HasSynced once Run started and the handler has the state")
 		}
 
-		err := reg.Run(ctx)
-		if !errors.Is(err, memory.ErrAlreadyRun) || !strings.Contains(err.Error(), "Kubernetes/cluster-1") {
-			t.Errorf("second Run = %v, want ErrAlreadyRun naming the registry", err)
+		err = reg.Run(ctx)
+		if !errors.Is(err, registry.ErrAlreadyRunning) || !strings.Contains(err.Error(), "Kubernetes/cluster-1") {
+			t.Errorf("second Run = %v, want ErrAlreadyRunning naming the registry", err)
 		}
 		select {
 		case err := <-runErr:
@@ -252,7 +273,10 @@ func TestRun(t *testing.T) {
 
 // Two dumps of the same registry are byte-for-byte identical.
 func TestDumpDeterministic(t *testing.T) {
-	reg := memory.New(memory.Options{})
+	reg, err := memory.New(memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range 20 {
 		name := fmt.Sprintf("svc-%02d", (i*7)%20)
 		svc := memory.Service(name, "default").Port("http", 80).VIP(fmt.Sprintf("10.96.0.%d", i)).
@@ -280,7 +304,10 @@ func TestDumpDeterministic(t *testing.T) {
 
 // Concurrent UpdateService calls each see the others' changes.
 func TestUpdateServiceConcurrent(t *testing.T) {
-	reg := memory.New(memory.Options{})
+	reg, err := memory.New(memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc := memory.Service("reviews", "default").Build()
 	reg.AddService(svc)
 	var wg sync.WaitGroup

@@ -16,7 +16,10 @@ import (
 // registry built with it, as /metrics reports them.
 func ExampleNewMetrics() {
 	prom := prometheus.NewRegistry()
-	reg := memory.New(memory.Options{Cluster: "east", Metrics: prom})
+	reg, err := memory.New(memory.Options{ClusterID: "east", Metrics: prom})
+	if err != nil {
+		panic(err)
+	}
 	svc := memory.Service("web", "shop").Port("http", 80).Build()
 	reg.AddService(svc)
 	reg.SetEndpoints(svc.Key(), memory.Endpoint("10.1.0.1", 80).Port("http").Build())

@@ -61,7 +61,10 @@ func viewOf(t *testing.T, reg *memory.Registry) *proxyview.Snapshot {
 }
 
 func TestProxyPage(t *testing.T) {
-	reg := memory.New(memory.Options{})
+	reg, err := memory.New(memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	echo := memory.Service("echo", "shop").Port("grpc", 8080).VIP("10.96.0.10").Build()
 	hidden := memory.Service("hidden", "other").Port("grpc", 8080).ExportTo(".").Build()
 	reg.AddService(echo, hidden)

@@ -22,7 +22,10 @@ import (
 )
 
 func fixture() *memory.Registry {
-	reg := memory.New(memory.Options{})
+	reg, err := memory.New(memory.Options{})
+	if err != nil {
+		panic(err)
+	}
 	echo := memory.Service("echo", "default").Port("grpc", 8080).Build()
 	reg.AddService(echo)
 	reg.SetEndpoints(echo.Key(),
@@ -109,7 +112,10 @@ func TestReadyzFollowsSync(t *testing.T) {
 // the registry's own (the library's, from memory.Options.Metrics).
 func TestMetrics(t *testing.T) {
 	prom := prometheus.NewRegistry()
-	reg := memory.New(memory.Options{Metrics: prom})
+	reg, err := memory.New(memory.Options{Metrics: prom})
+	if err != nil {
+		t.Fatal(err)
+	}
 	echo := memory.Service("echo", "default").Port("grpc", 8080).Build()
 	reg.AddService(echo)
 	reg.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.1", 9000).Port("grpc").Build(), memory.Endpoint("10.0.0.2", 9000).Port("grpc").Build())

@@ -36,7 +36,10 @@ func TestPushIsIncrementalPerNode(t *testing.T) {
 	}
 	gw := model.NetworkGateway{Network: "net-b", Address: "192.0.2.1", Port: 15443}
 
-	reg := memory.New(memory.Options{})
+	reg, err := memory.New(memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	reg.AddService(shared, onlyB, pub, api)
 	reg.SetEndpoints(shared.Key(), on("net-a", "r1/z1", "10.1.0.1"), on("net-b", "r2/z2", "10.2.0.1"))
 	reg.SetEndpoints(onlyB.Key(), on("net-b", "r2/z2", "10.2.0.2"))

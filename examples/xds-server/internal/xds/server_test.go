@@ -34,7 +34,11 @@ type scenario struct {
 
 func startScenario(t *testing.T, setup func(*memory.Registry)) *scenario {
 	t.Helper()
-	s := &scenario{reg: memory.New(memory.Options{})}
+	reg, err := memory.New(memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &scenario{reg: reg}
 	if setup != nil {
 		setup(s.reg)
 	}

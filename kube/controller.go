@@ -73,6 +73,11 @@ type Controller struct {
 	portMaps portMaps
 	// svcs holds per service its conversion and endpoint memo.
 	svcs map[types.NamespacedName]*svcState
+	// pendingBy holds, per service, how many of its endpoints the
+	// diagnostics written last withhold until their pod is known;
+	// pending is their total, which the metrics read (setPending).
+	pendingBy map[types.NamespacedName]int
+	pending   atomic.Int64
 	// work is the memory of the worker's endpoint computations.
 	work endpointWork
 	// spare is the emptied changes the inbox takes in turn.
@@ -113,17 +118,18 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 		st.Observe(m)
 	}
 	c := &Controller{
-		metrics: m,
-		opts:    opts,
-		log:     opts.Logger.With("cluster", string(opts.ClusterID)),
-		store:   st,
-		nsSel:   sel,
-		in:      newInbox(),
-		cl:      newCluster(),
-		dirty:   newDirtySet(),
-		net:     networkEnv{cluster: opts.Network, ranges: newNetworkRanges(opts.NetworkCIDRs)},
-		svcs:    map[types.NamespacedName]*svcState{},
-		spare:   newChanges(),
+		metrics:   m,
+		opts:      opts,
+		log:       opts.Logger.With("cluster", string(opts.ClusterID)),
+		store:     st,
+		nsSel:     sel,
+		in:        newInbox(),
+		cl:        newCluster(),
+		dirty:     newDirtySet(),
+		net:       networkEnv{cluster: opts.Network, ranges: newNetworkRanges(opts.NetworkCIDRs)},
+		svcs:      map[types.NamespacedName]*svcState{},
+		pendingBy: map[types.NamespacedName]int{},
+		spare:     newChanges(),
 	}
 	c.network.Store(&c.net.cluster)
 	c.informers = c.newInformers(client)

@@ -129,12 +129,47 @@ func TestControllerPendingEndpointReleasedByPod(t *testing.T) {
 	if len(diags) != 1 || !strings.Contains(diags[0].Message, "pending") || diags[0].Kind != "EndpointSlice" || diags[0].Name != "a-1" {
 		t.Fatalf("diagnostics = %v, want one pending", diags)
 	}
+	if n := c.pendingEndpoints(); n != 1 {
+		t.Errorf("pending endpoints (the metric) = %d, want 1", n)
+	}
 	rec := &recorder{}
 	defer c.Subscribe(rec)()
 	_, err := f.CoreV1().Pods("default").Create(ctx, podObj("default", "a-2", "10.1.0.2", "", map[string]string{"app": "a"}), metav1.CreateOptions{})
 	mustNot(t, err)
 	rec.waitEndpoints(t, key.Hostname, func(eps []*model.Endpoint) bool { return len(eps) == 2 })
 	waitFor(t, "pending diagnostic cleared", func() bool { return len(c.Diagnostics()) == 0 })
+	if n := c.pendingEndpoints(); n != 0 {
+		t.Errorf("pending endpoints (the metric) = %d once the pod arrived, want 0", n)
+	}
+}
+
+// TestPendingCountFollowsDiagnostics: the pending endpoints the metrics
+// count are those the diagnostics withhold, through a slice's change and
+// its Service's deletion.
+func TestPendingCountFollowsDiagnostics(t *testing.T) {
+	f := newFakeCluster(
+		svcObj("default", "a", "10.96.0.1", map[string]string{"app": "a"}, svcPort("http", 80)),
+		sliceObj("default", "a-1", "a", discoveryv1.AddressTypeIPv4, 8080, sliceEP{"10.1.0.1", "a-1", true}, sliceEP{"10.1.0.2", "a-2", true}),
+		svcObj("default", "b", "10.96.0.2", map[string]string{"app": "b"}, svcPort("http", 80)),
+		sliceObj("default", "b-1", "b", discoveryv1.AddressTypeIPv4, 8080, sliceEP{"10.1.0.3", "b-1", true}),
+	)
+	c := startController(t, f, Options{})
+	waitFor(t, "three endpoints pending", func() bool { return c.pendingEndpoints() == 3 })
+	_, err := f.DiscoveryV1().EndpointSlices("default").Update(ctx,
+		sliceObj("default", "a-1", "a", discoveryv1.AddressTypeIPv4, 8080, sliceEP{"10.1.0.1", "a-1", true}), metav1.UpdateOptions{})
+	mustNot(t, err)
+	waitFor(t, "two pending once a's slice lists one", func() bool { return c.pendingEndpoints() == 2 })
+	mustNot(t, f.CoreV1().Services("default").Delete(ctx, "b", metav1.DeleteOptions{}))
+	waitFor(t, "one pending once b is deleted", func() bool { return c.pendingEndpoints() == 1 })
+	pending := 0
+	for _, d := range c.Diagnostics() {
+		if d.Kind == "EndpointSlice" && strings.Contains(d.Message, "pending") {
+			pending++
+		}
+	}
+	if pending != 1 {
+		t.Errorf("%d pending diagnostics, want the 1 the count says", pending)
+	}
 }
 
 func TestControllerPodIPReuse(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -44,6 +45,9 @@ type endpointMemo struct {
 	pods    []*podInfo
 	eps     []*model.Endpoint
 	entries []*model.Endpoint
+	// pending is how many of the endpoints are withheld until their pod
+	// is known (each has a pendingDiagnostic).
+	pending int
 }
 
 // endpointWork is the memory one service's endpoint computation works
@@ -132,6 +136,7 @@ func serviceEndpoints(ns string, svc *model.Service, tr endpointTraits, slicesIn
 		prev = &endpointMemo{} // a memo of other ports: nothing to reuse
 	}
 	memo := *prev
+	memo.pending = 0
 	// align[i] is the index in prev of merged endpoint i's address, -1
 	// for none. In place, prev's arrays are memo's, and an endpoint
 	// reuses only what its own index held; otherwise memo's arrays are
@@ -181,6 +186,7 @@ func serviceEndpoints(ns string, svc *model.Service, tr endpointTraits, slicesIn
 			if oldPod == nil {
 				se := m.endpoint()
 				diags = append(diags, pendingDiagnostic(ns, &se, env.cluster()))
+				memo.pending++
 			}
 			continue
 		}
@@ -191,6 +197,7 @@ func serviceEndpoints(ns string, svc *model.Service, tr endpointTraits, slicesIn
 		case pending:
 			eps.clear(nports)
 			diags = append(diags, pendingDiagnostic(ns, &se, env.cluster()))
+			memo.pending++
 			continue
 		case same && targetRef.Name == "" && pod == oldPod && (pod == nil || quiet || !env.changed(podKey(pod))):
 			// Lent by the same pod, unchanged (its object, node and
@@ -348,7 +355,7 @@ func assemble(svc *model.Service, memo *endpointMemo, n int) []*model.Endpoint {
 	for k := range svc.Ports {
 		order = append(order, k)
 	}
-	slices.SortFunc(order, func(a, b int) int { return cmpString(svc.Ports[a].Name, svc.Ports[b].Name) })
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(svc.Ports[a].Name, svc.Ports[b].Name) })
 	out := make([]*model.Endpoint, 0, len(memo.eps)+len(memo.entries))
 	for _, k := range order {
 		for _, ep := range memo.eps[k*n : (k+1)*n] {
@@ -358,14 +365,4 @@ func assemble(svc *model.Service, memo *endpointMemo, n int) []*model.Endpoint {
 		}
 	}
 	return append(out, memo.entries...)
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

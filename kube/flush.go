@@ -94,6 +94,7 @@ func (c *Controller) syncService(key types.NamespacedName, env clusterView) {
 			diags = append(c.orphanSliceDiagnostics(key), c.orphanExportDiagnostics(key)...)
 		}
 		c.store.SetDiagnostics(serviceOwner(key), diags)
+		c.setPending(key, 0)
 		if c.opts.MCS.Host {
 			c.writeClusterSet(key, nil, nil)
 		}
@@ -157,6 +158,7 @@ func (c *Controller) writeService(key types.NamespacedName, st *svcState, eps []
 	c.store.UpsertService(svc)
 	c.store.SetEndpoints(svc.Key(), eps) // sorts eps, if they are not
 	c.store.SetDiagnostics(serviceOwner(key), append(st.diags, diags...))
+	c.setPending(key, st.memo.pending)
 	if c.opts.MCS.Host {
 		c.writeClusterSet(key, st, eps)
 	}

@@ -187,7 +187,7 @@ func nodeAddresses(selector string, nodes map[string]gatewayNode) ([]string, err
 	}
 	var out []string
 	for _, n := range nodes {
-		if subsetOf(sel, n.labels) && !slices.Contains(out, n.address) {
+		if (sel == nil || model.SelectorMatches(sel, n.labels)) && !slices.Contains(out, n.address) {
 			out = append(out, n.address)
 		}
 	}
@@ -262,17 +262,6 @@ func (c *Controller) outsideGatewayNamespaces(kind string, key types.NamespacedN
 		Severity: model.Warning, Kind: kind, Namespace: key.Namespace, Name: key.Name, Cluster: c.opts.ClusterID,
 		Message: "declares a network gateway outside the namespaces allowed to (Options.GatewayNamespaces); not a gateway",
 	}
-}
-
-// subsetOf reports whether labels holds every label of sel; an empty sel
-// is a subset of anything.
-func subsetOf(sel, labels map[string]string) bool {
-	for k, v := range sel {
-		if lv, ok := labels[k]; !ok || lv != v {
-			return false
-		}
-	}
-	return true
 }
 
 func compareNames(a, b types.NamespacedName) int {

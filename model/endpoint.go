@@ -3,9 +3,9 @@ package model
 import (
 	"maps"
 	"net/netip"
-	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Endpoint is one workload address serving one port of one service. A pod
@@ -138,7 +138,7 @@ func (e *Endpoint) Equals(o *Endpoint) bool {
 		e.Hostname == o.Hostname &&
 		e.Port == o.Port &&
 		e.ServicePortName == o.ServicePortName &&
-		mapsEqual(e.Labels, o.Labels) &&
+		maps.Equal(e.Labels, o.Labels) &&
 		e.Locality == o.Locality &&
 		e.Network == o.Network &&
 		e.Cluster == o.Cluster &&
@@ -208,10 +208,10 @@ func EndpointsEqual(a, b []*Endpoint) bool {
 // cluster, primary address and port. It returns a negative number when a
 // sorts first, a positive one when b does, and 0 when they tie.
 func CompareEndpoints(a, b *Endpoint) int {
-	if c := cmpString(a.ServicePortName, b.ServicePortName); c != 0 {
+	if c := strings.Compare(a.ServicePortName, b.ServicePortName); c != 0 {
 		return c
 	}
-	if c := cmpString(string(a.Cluster), string(b.Cluster)); c != 0 {
+	if c := strings.Compare(string(a.Cluster), string(b.Cluster)); c != 0 {
 		return c
 	}
 	if c := compareAddress(a, b); c != 0 {
@@ -237,28 +237,5 @@ func compareAddress(a, b *Endpoint) int {
 	case len(b.Addresses) > 0:
 		return 1
 	}
-	return cmpString(a.Hostname, b.Hostname)
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// mapsEqual is maps.Equal, at once for the same map: registries share
-// one label map among the endpoints of a workload, so comparing a
-// recomputed value with the published one mostly finds the very map.
-func mapsEqual[M ~map[K]V, K, V comparable](a, b M) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	if len(a) == 0 || reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() {
-		return true
-	}
-	return maps.Equal(a, b)
+	return strings.Compare(a.Hostname, b.Hostname)
 }

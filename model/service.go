@@ -160,8 +160,8 @@ func (s *Service) Equals(o *Service) bool {
 		mapsEqualFunc(s.ExternalAddresses, o.ExternalAddresses, slices.Equal) &&
 		slices.Equal(s.AutoAddresses, o.AutoAddresses) &&
 		slices.Equal(s.ExportTo, o.ExportTo) &&
-		mapsEqual(s.Labels, o.Labels) &&
-		mapsEqual(s.Selector, o.Selector) && (s.Selector == nil) == (o.Selector == nil) &&
+		maps.Equal(s.Labels, o.Labels) &&
+		maps.Equal(s.Selector, o.Selector) && (s.Selector == nil) == (o.Selector == nil) &&
 		slices.Equal(s.ServiceAccounts, o.ServiceAccounts) &&
 		s.ExternalName == o.ExternalName &&
 		s.InternalTrafficPolicyLocal == o.InternalTrafficPolicyLocal &&

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strings"
 )
 
 // WorkloadKey identifies a workload instance across registries.
@@ -70,7 +71,7 @@ func (w *WorkloadInstance) Equals(o *WorkloadInstance) bool {
 		return false
 	}
 	return w.Kind == o.Kind && w.Namespace == o.Namespace && w.Name == o.Name &&
-		w.Endpoint.Equals(&o.Endpoint) && mapsEqual(w.PortMap, o.PortMap)
+		w.Endpoint.Equals(&o.Endpoint) && maps.Equal(w.PortMap, o.PortMap)
 }
 
 // DeepCopy returns a copy of w that shares no memory with it.
@@ -158,12 +159,12 @@ func (d Diagnostic) String() string {
 // severity and message.
 func CompareDiagnostics(a, b Diagnostic) int {
 	for _, c := range [...]int{
-		cmpString(string(a.Cluster), string(b.Cluster)),
-		cmpString(a.Kind, b.Kind),
-		cmpString(a.Namespace, b.Namespace),
-		cmpString(a.Name, b.Name),
+		strings.Compare(string(a.Cluster), string(b.Cluster)),
+		strings.Compare(a.Kind, b.Kind),
+		strings.Compare(a.Namespace, b.Namespace),
+		strings.Compare(a.Name, b.Name),
 		int(a.Severity) - int(b.Severity),
-		cmpString(a.Message, b.Message),
+		strings.Compare(a.Message, b.Message),
 	} {
 		if c != 0 {
 			return c

@@ -71,6 +71,8 @@ type Controller struct {
 	// portMaps interns the port maps of the workloads memoized in the
 	// pods (see Controller.podWorkload).
 	portMaps portMaps
+	// podMemos holds each pod's memoized workload (podmeta.go).
+	podMemos map[*podInfo]podMemo
 	// svcs holds per service its conversion and endpoint memo.
 	svcs map[types.NamespacedName]*svcState
 	// pendingBy holds, per service, how many of its endpoints the
@@ -128,6 +130,7 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 		dirty:     newDirtySet(),
 		net:       networkEnv{cluster: opts.Network, ranges: newNetworkRanges(opts.NetworkCIDRs)},
 		svcs:      map[types.NamespacedName]*svcState{},
+		podMemos:  map[*podInfo]podMemo{},
 		pendingBy: map[types.NamespacedName]int{},
 		spare:     newChanges(),
 	}

@@ -85,9 +85,9 @@ const minPerWorker = 64
 // and returns those of the pods that serve (the workloads to publish).
 // The workloads are computed by up to Options.InitialSyncWorkers
 // goroutines, this one included, which read the cluster only, each with a
-// labelSharer of its own; each pod's memo is written by the goroutine
-// that computed it, and the shared port maps are taken under a mutex of
-// their own.
+// labelSharer of its own; each pod's memo is written to its own slot by
+// the goroutine that computed it, then to podMemos by this one, and the
+// shared port maps are taken under a mutex of their own.
 func (c *Controller) memoizePods() []*model.WorkloadInstance {
 	var selected []*podInfo
 	for key, pod := range c.cl.pods {
@@ -97,6 +97,7 @@ func (c *Controller) memoizePods() []*model.WorkloadInstance {
 	}
 	inMemoryOrder(selected)
 	results := make([]*model.WorkloadInstance, len(selected))
+	memos := make([]podMemo, len(selected)) // memos[i] is selected[i]'s, written by its goroutine
 	workers := max(1, min(c.opts.InitialSyncWorkers, len(selected)/minPerWorker))
 	sharers := make([]*labelSharer, workers)
 	for i := range sharers {
@@ -124,11 +125,19 @@ func (c *Controller) memoizePods() []*model.WorkloadInstance {
 		portsMu.Lock()
 		w.PortMap = c.portMaps.acquire(pod) // w is not shared yet
 		portsMu.Unlock()
-		pod.memo = podMemo{node: node.node, network: c.net.cluster, w: w}
+		memos[i] = podMemo{pod: pod, node: node.node, network: c.net.cluster, w: w}
 		if podServes(pod) {
 			results[i] = w
 		}
 	})
+	if len(c.podMemos) == 0 {
+		c.podMemos = make(map[*podInfo]podMemo, len(memos))
+	}
+	for _, m := range memos {
+		if m.w != nil {
+			c.podMemos[m.pod] = m
+		}
+	}
 	return slices.DeleteFunc(results, func(w *model.WorkloadInstance) bool { return w == nil })
 }
 

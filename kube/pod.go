@@ -29,12 +29,6 @@ type podInfo struct {
 	// ports are the named TCP ports of the containers and of the native
 	// sidecars (see podPorts), in container order.
 	ports []namedPort
-
-	// memo is the pod's workload (Controller.podWorkload), kept with the
-	// object it was computed from. The controller's worker owns it (the
-	// initial conversion's goroutines write it for the worker, one
-	// goroutine per pod); client-go reads only the object's metadata.
-	memo podMemo
 }
 
 // namedPort is a named container port.

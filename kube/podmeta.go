@@ -6,10 +6,13 @@ import (
 	"github.com/meshreg/meshreg/model"
 )
 
-// podMemo is a pod's workload instance, memoized in the cached pod
-// object for one node object and one cluster network. A memo holds a
-// share of its workload's port map (see portMaps).
+// podMemo is a pod's workload instance, memoized for one pod object, one
+// node object and one cluster network, in the controller's podMemos (by
+// the pod object): never in the pod object, which the informer's cache
+// holds. A memo holds a share of its workload's port map (see portMaps),
+// acquired with its pod object.
 type podMemo struct {
+	pod     *podInfo
 	node    *corev1.Node
 	network model.NetworkID
 	w       *model.WorkloadInstance
@@ -24,8 +27,8 @@ type podMemo struct {
 // change) does not rebuild its pods' metadata. The workload is a function
 // of the pod and of the environment's node labels and cluster network
 // alone (cluster, trust domain and network ranges are fixed), so the memo
-// lives in the pod object (the informer hands a new object for every
-// change) and is reused for the same node object (onNode keeps the old
+// is kept for its pod object (the informer hands a new object for every
+// change) and reused for the same node object (onNode keeps the old
 // object when the labels did not change) and the same network. It goes
 // with its pod object, or when the pod yields no workload. It runs on
 // the worker.
@@ -46,7 +49,7 @@ func (c *Controller) memoize(pod *podInfo, w *model.WorkloadInstance, err error)
 		return nil, err
 	}
 	w.PortMap = c.portMaps.acquire(pod) // w is not shared yet
-	pod.memo = podMemo{node: c.cl.nodes[pod.nodeName], network: c.net.cluster, w: w}
+	c.podMemos[pod] = podMemo{pod: pod, node: c.cl.nodes[pod.nodeName], network: c.net.cluster, w: w}
 	return w, nil
 }
 
@@ -54,18 +57,18 @@ func (c *Controller) memoize(pod *podInfo, w *model.WorkloadInstance, err error)
 // the pod's current node object and network, else nil. It runs on
 // the worker.
 func (c *Controller) currentMemo(pod *podInfo) *model.WorkloadInstance {
-	if m := &pod.memo; m.w != nil && m.node == c.cl.nodes[pod.nodeName] && m.network == c.net.cluster {
+	if m, ok := c.podMemos[pod]; ok && m.node == c.cl.nodes[pod.nodeName] && m.network == c.net.cluster {
 		return m.w
 	}
 	return nil
 }
 
-// dropPodMemo forgets a pod object's memoized workload. It runs on
-// the worker.
+// dropPodMemo forgets a pod object's memoized workload. It runs on the
+// worker.
 func (c *Controller) dropPodMemo(pod *podInfo) {
-	if pod.memo.w != nil {
+	if _, ok := c.podMemos[pod]; ok {
 		c.portMaps.release(pod)
-		pod.memo = podMemo{}
+		delete(c.podMemos, pod)
 	}
 }
 

@@ -109,6 +109,19 @@ type GatewayHandler interface {
 //     service is deleted, an empty endpoints event for each shard that had
 //     endpoints comes before the delete.
 //   - An update that changes nothing is not published.
+//   - Changes coalesce per object before they are published, never
+//     after. A registry applies its inputs in passes of its worker (a
+//     Kubernetes object's latest version, a ServiceEntry's, a workload
+//     handed in), so several changes of one object between two passes
+//     are one event carrying the net change, and changes that cancel out
+//     (an update and its reversal, an object added and deleted before
+//     the registry applied it) publish nothing. An event, once published,
+//     reaches each handler that takes its kind, in order, for as long as
+//     the handler is subscribed: a slow handler is never sent a summary
+//     in place of the events it has not handled yet.
+//   - A registry that is also a Settler says when every input handed to
+//     it so far has been applied and its events delivered (Settled);
+//     HasSynced says so of the initial state.
 //   - Handlers are called without any registry lock held: they may query
 //     the registry, and subscribe or unsubscribe, but the registry may
 //     have moved on from the state the event describes. A slow handler

@@ -200,7 +200,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-c.in.wake:
+		case <-c.in.Wake():
 		case <-poll.C:
 		case <-lookAgain:
 			if !mcs.look() {
@@ -219,8 +219,8 @@ func (c *Controller) Run(ctx context.Context) error {
 // at the step that primed the controller.
 func (c *Controller) step() (primedNow bool) {
 	synced := !c.primed && c.informersSynced()
-	ch := c.in.take(c.spare)
-	defer c.in.done()
+	ch := c.in.Take(c.spare)
+	defer c.in.Done()
 	c.apply(ch)
 	c.spare = emptied(ch)
 	switch {
@@ -255,7 +255,7 @@ func (c *Controller) informerSynced(name string) bool {
 // its events delivered to the subscribers. The aggregate waits for it
 // before it reports synced, so that WorkloadEntries handed in through
 // HandleWorkload are in.
-func (c *Controller) Settled() bool { return c.in.idle() && c.store.Idle() }
+func (c *Controller) Settled() bool { return c.in.Idle() && c.store.Idle() }
 
 // Network returns the cluster's network: Options.Network, else the
 // topology.istio.io/network label of the system namespace, else the mesh
@@ -283,7 +283,7 @@ func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
 	if ev.Type == model.EventDelete {
 		cur = nil
 	}
-	c.in.put(func(ch *changes) { ch.entries[key] = cur })
+	c.in.Add(func(ch *changes) { ch.entries[key] = cur })
 }
 
 // handle adapts an informer's events of one kind to the inbox: pending
@@ -305,7 +305,7 @@ func handle[T interface {
 			var none T
 			o = none
 		}
-		c.in.put(func(ch *changes) { pending(ch)[key] = o })
+		c.in.Add(func(ch *changes) { pending(ch)[key] = o })
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { put(obj, false) },

@@ -40,10 +40,10 @@ func LoadUnstarted(c *Controller, objs []runtime.Object) error {
 		default:
 			continue
 		}
-		c.in.put(put)
+		c.in.Add(put)
 	}
-	c.apply(c.in.take(c.spare))
-	c.in.done()
+	c.apply(c.in.Take(c.spare))
+	c.in.Done()
 	return nil
 }
 

@@ -1,30 +1,21 @@
 package kube
 
 import (
-	"sync"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/meshreg/meshreg/internal/workqueue"
 	"github.com/meshreg/meshreg/model"
 )
 
-// inbox holds the changes waiting for the controller's worker: the latest
-// version of each object that changed since the worker last looked (nil:
-// deleted). The informers' handlers and HandleWorkload put changes in and
-// wake the worker; the worker takes them all at once. Its mutex is held
-// only to put or take, so no caller waits for a conversion: the
-// aggregate, which calls HandleWorkload holding a lock of its own, never
-// holds it while this registry computes.
-type inbox struct {
-	mu      sync.Mutex
-	pending changes
-	// busy is set from the worker's take to its done: changes taken
-	// but not yet applied and published.
-	busy bool
-	// wake has room for one signal: changes are pending.
-	wake chan struct{}
-}
+// The changes waiting for the controller's worker are a queue
+// (internal/workqueue) of changes: the latest version of each object
+// that changed since the worker last looked (nil: deleted). The
+// informers' handlers and HandleWorkload add to it; the worker takes it
+// all at once. Its lock is held only to add or take, so no caller waits
+// for a conversion: the aggregate, which calls HandleWorkload holding a
+// lock of its own, never holds it while this registry computes.
+type inbox = workqueue.Queue[changes]
 
 // changes are objects changed, by kind and key.
 type changes struct {
@@ -60,45 +51,7 @@ func (ch *changes) empty() bool {
 }
 
 func newInbox() *inbox {
-	return &inbox{pending: newChanges(), wake: make(chan struct{}, 1)}
-}
-
-// put records one change with set, under the inbox's lock, and wakes the
-// worker.
-func (in *inbox) put(set func(ch *changes)) {
-	in.mu.Lock()
-	set(&in.pending)
-	in.mu.Unlock()
-	select {
-	case in.wake <- struct{}{}:
-	default:
-	}
-}
-
-// take returns the pending changes, leaving in their place the emptied
-// maps of spare (the changes the worker applied last), and marks the
-// inbox busy until done.
-func (in *inbox) take(spare changes) changes {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	ch := in.pending
-	in.pending = spare
-	in.busy = true
-	return ch
-}
-
-// done marks the changes taken as applied and published.
-func (in *inbox) done() {
-	in.mu.Lock()
-	in.busy = false
-	in.mu.Unlock()
-}
-
-// idle reports whether nothing is pending or being applied.
-func (in *inbox) idle() bool {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return !in.busy && in.pending.empty()
+	return workqueue.New(newChanges(), (*changes).empty)
 }
 
 // maxReusedChanges is the size above which a map of changes is dropped

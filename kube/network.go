@@ -42,7 +42,7 @@ type networkEnv struct {
 // any other. The aggregate calls it with its Options.MeshNetworks. mn
 // must not be modified afterwards.
 func (c *Controller) SetMeshNetworks(mn *model.MeshNetworks) {
-	c.in.put(func(ch *changes) { ch.mesh = &meshChange{networks: mn} })
+	c.in.Add(func(ch *changes) { ch.mesh = &meshChange{networks: mn} })
 }
 
 // meshChange is a pending SetMeshNetworks.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
+	"github.com/meshreg/meshreg/internal/workqueue"
 	"github.com/meshreg/meshreg/model"
 )
 
@@ -65,26 +65,27 @@ type changeSource interface {
 type Debouncer struct {
 	src  changeSource
 	opts DebounceOptions
-	wake chan struct{}
+	// in gathers the changes of the next push.
+	in *workqueue.Queue[batch]
+}
 
-	// mu guards the batch being gathered.
-	mu            sync.Mutex
+// batch is the changes of the next push, and when they came.
+type batch struct {
 	services      map[model.ServiceKey]struct{}
 	gateways      bool
 	changes       int
 	first, latest time.Time
 }
 
+func newBatch() batch { return batch{services: map[model.ServiceKey]struct{}{}} }
+
+func (b *batch) empty() bool { return b.changes == 0 }
+
 // NewDebouncer returns a debouncer of v's changes; Run starts it.
 func NewDebouncer(v *View, opts DebounceOptions) *Debouncer { return newDebouncer(v, opts) }
 
 func newDebouncer(src changeSource, opts DebounceOptions) *Debouncer {
-	return &Debouncer{
-		src:      src,
-		opts:     opts.defaults(),
-		wake:     make(chan struct{}, 1),
-		services: map[model.ServiceKey]struct{}{},
-	}
+	return &Debouncer{src: src, opts: opts.defaults(), in: workqueue.New(newBatch(), (*batch).empty)}
 }
 
 // Run subscribes to the view's changes and calls push, on its own
@@ -108,7 +109,7 @@ func (d *Debouncer) Run(ctx context.Context, push func(Push)) error {
 		case <-ctx.Done():
 			timer.Stop()
 			return nil
-		case <-d.wake:
+		case <-d.in.Wake():
 			if !waiting {
 				timer.Reset(d.opts.Quiet)
 				waiting = true
@@ -126,6 +127,7 @@ func (d *Debouncer) Run(ctx context.Context, push func(Push)) error {
 				}
 				p.Snapshot = d.src.Snapshot()
 				push(p)
+				d.in.Done()
 			}
 		}
 	}
@@ -134,41 +136,40 @@ func (d *Debouncer) Run(ctx context.Context, push func(Push)) error {
 // add gathers one change into the batch.
 func (d *Debouncer) add(c Change) {
 	now := time.Now()
-	d.mu.Lock()
-	if d.changes == 0 {
-		d.first = now
-	}
-	d.latest = now
-	d.changes++
-	for _, k := range c.Services {
-		d.services[k] = struct{}{}
-	}
-	d.gateways = d.gateways || c.Gateways
-	d.mu.Unlock()
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
+	d.in.Add(func(b *batch) {
+		if b.changes == 0 {
+			b.first = now
+		}
+		b.latest = now
+		b.changes++
+		for _, k := range c.Services {
+			b.services[k] = struct{}{}
+		}
+		b.gateways = b.gateways || c.Gateways
+	})
 }
 
 // take returns the batch when it is due at now, and empties it; else how
 // long until it may be (0: there is no batch).
+// The caller calls d.in.Done once it has pushed a batch taken.
 func (d *Debouncer) take(now time.Time) (p Push, wait time.Duration, ok bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.changes == 0 {
-		return Push{}, 0, false
+	b, ok := d.in.TakeIf(newBatch(), func(b *batch) bool {
+		if b.changes == 0 {
+			return false
+		}
+		quiet := now.Sub(b.latest)
+		if quiet < d.opts.Quiet && now.Sub(b.first) < d.opts.Max {
+			wait = min(d.opts.Quiet-quiet, d.opts.Max-now.Sub(b.first))
+			return false
+		}
+		return true
+	})
+	if !ok {
+		return Push{}, wait, false
 	}
-	quiet := now.Sub(d.latest)
-	if quiet < d.opts.Quiet && now.Sub(d.first) < d.opts.Max {
-		return Push{}, min(d.opts.Quiet-quiet, d.opts.Max-now.Sub(d.first)), false
-	}
-	p = Push{
-		Services: slices.SortedFunc(maps.Keys(d.services), model.ServiceKey.Compare),
-		Gateways: d.gateways,
-		Changes:  d.changes,
-	}
-	clear(d.services)
-	d.gateways, d.changes = false, 0
-	return p, 0, true
+	return Push{
+		Services: slices.SortedFunc(maps.Keys(b.services), model.ServiceKey.Compare),
+		Gateways: b.gateways,
+		Changes:  b.changes,
+	}, 0, true
 }

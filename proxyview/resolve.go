@@ -22,6 +22,7 @@ const resolveTimeout = 5 * time.Second
 func (v *View) resolveLoop(ctx context.Context) {
 	tick := time.NewTicker(v.conf.GatewayResolveInterval)
 	defer tick.Stop()
+	looked := map[string]bool{} // the names looked up so far
 	for {
 		select {
 		case <-ctx.Done():
@@ -51,31 +52,32 @@ func (v *View) resolveLoop(ctx context.Context) {
 			slices.SortFunc(addrs, netip.Addr.Compare)
 			next[name] = slices.Compact(addrs)
 		}
-		// The answers, the names looked up and the mark are set together,
-		// so that the apply that sees the names looked reads the answers.
+		// The answers are stored before the mark that says so, so that
+		// the apply that takes the mark (and learns the names were looked
+		// up) reads them.
 		v.mu.Lock()
 		changed := !maps.EqualFunc(next, prev, slices.Equal)
 		v.resolved = next
+		v.mu.Unlock()
+		var first []string
 		for _, name := range names {
-			if !v.looked[name] {
-				if v.looked == nil {
-					v.looked = map[string]bool{}
-				}
-				v.looked[name], changed = true, true
+			if !looked[name] {
+				looked[name] = true
+				first = append(first, name)
 			}
 		}
-		if changed {
-			v.pendingGateways = true
-		}
-		v.mu.Unlock()
-		if changed {
-			v.signal()
+		if changed || len(first) > 0 {
+			v.in.Add(func(m *marks) {
+				m.gateways = true
+				m.looked = append(m.looked, first...)
+			})
 		}
 	}
 }
 
 // namesLooked reports whether every host name the gateways use has been
-// looked up at least once.
+// looked up at least once, as the marks taken so far say. Only apply
+// calls it.
 func (v *View) namesLooked() bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()

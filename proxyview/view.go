@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/meshreg/meshreg/internal/cow"
+	"github.com/meshreg/meshreg/internal/workqueue"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -43,24 +44,39 @@ type View struct {
 
 	snap    atomic.Pointer[Snapshot]
 	running atomic.Bool
-	wake    chan struct{}
+
+	// in holds what changed in the source since apply last looked.
+	in *workqueue.Queue[marks]
 
 	namesChanged chan struct{}
 
-	// mu guards pending, pendingGateways, subscribers, and the gateways'
-	// host names and what they resolved to.
-	mu              sync.Mutex
-	pending         map[model.ServiceKey]struct{}
-	pendingGateways bool
-	subscribers     map[int]func(Change)
-	nextID          int
-	names           []string
-	resolved        map[string][]netip.Addr
+	// mu guards subscribers, and the gateways' host names and what they
+	// resolved to.
+	mu          sync.Mutex
+	subscribers map[int]func(Change)
+	nextID      int
+	names       []string
+	resolved    map[string][]netip.Addr
+
 	// looked holds the host names the resolver has looked up at least
-	// once, whatever the answer: the view has not synced while a name
-	// the gateways use is not among them.
+	// once, whatever the answer, as the marks apply took say: the view
+	// has not synced while a name the gateways use is not among them.
+	// Only apply uses it.
 	looked map[string]bool
 }
+
+// marks are what changed in the source since apply last looked: services
+// by key, the gateways, and the gateway host names looked up for the
+// first time.
+type marks struct {
+	services map[model.ServiceKey]struct{}
+	gateways bool
+	looked   []string
+}
+
+func newMarks() marks { return marks{services: map[model.ServiceKey]struct{}{}} }
+
+func (m *marks) empty() bool { return len(m.services) == 0 && !m.gateways && len(m.looked) == 0 }
 
 // New returns a view of src (a registry or the aggregate); Run starts
 // it. The view's HasSynced waits for src's; when src is also a
@@ -75,10 +91,10 @@ func New(src registry.Reader, opts Options) (*View, error) {
 	v := &View{
 		src:          src,
 		conf:         conf,
-		wake:         make(chan struct{}, 1),
+		in:           workqueue.New(newMarks(), (*marks).empty),
 		namesChanged: make(chan struct{}, 1),
-		pending:      map[model.ServiceKey]struct{}{},
 		subscribers:  map[int]func(Change){},
+		looked:       map[string]bool{},
 	}
 	v.snap.Store(emptySnapshot(conf))
 	return v, nil
@@ -144,7 +160,7 @@ func (v *View) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-v.wake:
+		case <-v.in.Wake():
 		case <-poll.C:
 		}
 		v.apply()
@@ -159,24 +175,11 @@ func (v *View) Run(ctx context.Context) error {
 const syncPoll = 50 * time.Millisecond
 
 func (v *View) mark(k model.ServiceKey) {
-	v.mu.Lock()
-	v.pending[k] = struct{}{}
-	v.mu.Unlock()
-	v.signal()
+	v.in.Add(func(m *marks) { m.services[k] = struct{}{} })
 }
 
 func (v *View) markGateways() {
-	v.mu.Lock()
-	v.pendingGateways = true
-	v.mu.Unlock()
-	v.signal()
-}
-
-func (v *View) signal() {
-	select {
-	case v.wake <- struct{}{}:
-	default:
-	}
+	v.in.Add(func(m *marks) { m.gateways = true })
 }
 
 // sourceSynced reports whether the source has synced.
@@ -188,12 +191,13 @@ func (v *View) apply() {
 	// Synced before taking the marks: everything the source had sent by
 	// then is marked, or was read when Run started.
 	synced := v.sourceSynced()
-	v.mu.Lock()
-	keys := slices.SortedFunc(maps.Keys(v.pending), model.ServiceKey.Compare)
-	clear(v.pending)
-	readGateways := v.pendingGateways
-	v.pendingGateways = false
-	v.mu.Unlock()
+	m := v.in.Take(newMarks())
+	defer v.in.Done()
+	keys := slices.SortedFunc(maps.Keys(m.services), model.ServiceKey.Compare)
+	readGateways := m.gateways
+	for _, name := range m.looked {
+		v.looked[name] = true
+	}
 
 	old := v.snap.Load()
 	next := *old

@@ -14,6 +14,7 @@ import (
 
 	"github.com/meshreg/meshreg/internal/metrics"
 	"github.com/meshreg/meshreg/internal/store"
+	"github.com/meshreg/meshreg/internal/workqueue"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -49,15 +50,22 @@ type Controller struct {
 
 	ran atomic.Bool
 
-	// mu guards pending and handed, the changes waiting for the worker,
-	// and busy, set while the worker applies changes it took.
-	mu      sync.Mutex
-	pending map[Ref]struct{}
-	handed  map[model.WorkloadKey]handedChange
-	busy    bool
-	// wake has room for one signal: work is pending.
-	wake chan struct{}
+	// in holds the changes waiting for the worker.
+	in *workqueue.Queue[queued]
 }
+
+// queued are the changes waiting for the worker: the objects of the
+// source that changed, and the latest version of each workload handed in.
+type queued struct {
+	refs   map[Ref]struct{}
+	handed map[model.WorkloadKey]handedChange
+}
+
+func newQueued() queued {
+	return queued{refs: map[Ref]struct{}{}, handed: map[model.WorkloadKey]handedChange{}}
+}
+
+func (q *queued) empty() bool { return len(q.refs) == 0 && len(q.handed) == 0 }
 
 // handedChange is the current version of a workload handed in by
 // HandleWorkload, nil once deleted.
@@ -96,9 +104,7 @@ func New(src Source, opts Options) (*Controller, error) {
 		nsf:       nsf,
 		nsTraffic: map[string]string{},
 		state:     newState(convCtx{Cluster: opts.ClusterID, TrustDomain: opts.TrustDomain}, st, opts.Logger),
-		pending:   map[Ref]struct{}{},
-		handed:    map[model.WorkloadKey]handedChange{},
-		wake:      make(chan struct{}, 1),
+		in:        workqueue.New(newQueued(), (*queued).empty),
 	}
 	m.Watch(metrics.State{Discovery: c, QueueDepths: st.QueueDepths})
 	return c, nil
@@ -131,10 +137,7 @@ func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
 	if ev.Type == model.EventDelete || !c.takes(cur) {
 		cur = nil
 	}
-	c.mu.Lock()
-	c.handed[w.Key()] = handedChange{current: cur}
-	c.mu.Unlock()
-	c.signal()
+	c.in.Add(func(q *queued) { q.handed[w.Key()] = handedChange{current: cur} })
 }
 
 // takes reports whether HandleWorkload takes a workload in.
@@ -152,17 +155,7 @@ func (c *Controller) takes(w *model.WorkloadInstance) bool {
 
 // enqueue is the source's event handler.
 func (c *Controller) enqueue(r Ref) {
-	c.mu.Lock()
-	c.pending[r] = struct{}{}
-	c.mu.Unlock()
-	c.signal()
-}
-
-func (c *Controller) signal() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
+	c.in.Add(func(q *queued) { q.refs[r] = struct{}{} })
 }
 
 // Run runs the source and the worker until ctx is done, then stops both
@@ -203,7 +196,7 @@ func (c *Controller) Run(ctx context.Context) error {
 				return nil
 			}
 			return sourceStopped(err)
-		case <-c.wake:
+		case <-c.in.Wake():
 			c.process()
 		}
 	}
@@ -240,41 +233,20 @@ func (c *Controller) waitForSource(ctx context.Context, srcDone <-chan error) er
 // workloads handed in through HandleWorkload) has been applied, and every
 // event that produced has reached the subscribers. The aggregate waits for
 // it, so that its HasSynced covers the Pods it hands this registry.
-func (c *Controller) Settled() bool {
-	c.mu.Lock()
-	queued := c.busy || len(c.pending) > 0 || len(c.handed) > 0
-	c.mu.Unlock()
-	return !queued && c.store.Idle()
-}
+func (c *Controller) Settled() bool { return c.in.Idle() && c.store.Idle() }
 
-// done marks the end of the work taken by take.
-func (c *Controller) done() {
-	c.mu.Lock()
-	c.busy = false
-	c.mu.Unlock()
-}
-
-// take returns and clears the queued changes; the worker calls done when
-// it has applied them.
+// take returns the queued changes, the refs sorted; the worker calls
+// c.in.Done when it has applied them.
 func (c *Controller) take() ([]Ref, map[model.WorkloadKey]handedChange) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.busy = true
-	refs := make([]Ref, 0, len(c.pending))
-	for r := range c.pending {
-		refs = append(refs, r)
-	}
-	handed := c.handed
-	c.pending = map[Ref]struct{}{}
-	c.handed = map[model.WorkloadKey]handedChange{}
-	slices.SortFunc(refs, compareRefs)
-	return refs, handed
+	q := c.in.Take(newQueued())
+	refs := slices.SortedFunc(maps.Keys(q.refs), compareRefs)
+	return refs, q.handed
 }
 
 // initialSync converts the source's whole state at once, so that VIPs
 // are allocated over the complete set of hosts.
 func (c *Controller) initialSync() {
-	defer c.done()
+	defer c.in.Done()
 	_, handed := c.take() // the listing below covers the queued refs
 	d := dirty{}
 	c.applyHanded(handed, d)
@@ -304,7 +276,7 @@ func (c *Controller) serviceEntries() []*networkingv1.ServiceEntry {
 // selection re-applies all their objects; then workloads, so that entries
 // converted in the same batch see them.
 func (c *Controller) process() {
-	defer c.done()
+	defer c.in.Done()
 	refs, handed := c.take()
 	refs = c.namespaceChanges(refs)
 	d := dirty{}

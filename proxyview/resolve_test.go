@@ -42,10 +42,10 @@ func (r *fakeResolver) set(host string, addrs ...string) {
 	r.answers[host] = out
 }
 
-// TestGatewayHostnameResolved: a gateway given by host name (an AWS load
-// balancer's) is one gateway per address it resolves to, and follows the
-// name's answers.
-func TestGatewayHostnameResolved(t *testing.T) {
+// gatewayByName returns a registry of cluster west with one service whose
+// endpoint is on network east, whose gateway is given by a host name.
+func gatewayByName(t *testing.T) (*memory.Registry, *model.Service) {
+	t.Helper()
 	mem, err := memory.New(memory.Options{ClusterID: "west"})
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +54,14 @@ func TestGatewayHostnameResolved(t *testing.T) {
 	mem.AddService(svc)
 	mem.SetEndpoints(svc.Key(), memory.Endpoint("10.1.0.1", 8080).Port("http").Cluster("east").Network("east").IstioTLS().Build())
 	mem.SetNetworkGateways(model.NetworkGateway{Network: "east", Cluster: "east", Address: "gw.elb.example.com", Port: 15443})
+	return mem, svc
+}
+
+// TestGatewayHostnameResolved: a gateway given by host name (an AWS load
+// balancer's) is one gateway per address it resolves to, and follows the
+// name's answers.
+func TestGatewayHostnameResolved(t *testing.T) {
+	mem, svc := gatewayByName(t)
 
 	r := &fakeResolver{answers: map[string][]netip.Addr{}}
 	r.set("gw.elb.example.com", "192.0.2.1", "192.0.2.2")
@@ -144,14 +152,7 @@ func (r *blockingResolver) LookupNetIP(ctx context.Context, _, _ string) ([]neti
 // addresses.
 func TestSyncedAfterGatewayNamesLooked(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem, err := memory.New(memory.Options{ClusterID: "west"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		svc := memory.Service("echo", "shared").Port("http", 80).Build()
-		mem.AddService(svc)
-		mem.SetEndpoints(svc.Key(), memory.Endpoint("10.1.0.1", 8080).Port("http").Cluster("east").Network("east").IstioTLS().Build())
-		mem.SetNetworkGateways(model.NetworkGateway{Network: "east", Cluster: "east", Address: "gw.elb.example.com", Port: 15443})
+		mem, svc := gatewayByName(t)
 
 		r := &blockingResolver{asked: make(chan struct{}), release: make(chan struct{}), addr: netip.MustParseAddr("192.0.2.1")}
 		v, err := proxyview.New(mem, proxyview.Options{Resolver: r})

@@ -1,7 +1,6 @@
 package serviceentry
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
 	"testing"
@@ -68,15 +67,7 @@ spec:
 					}
 				}
 			}})()
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- c.Run(ctx) }()
-			defer func() {
-				cancel()
-				if err := <-done; err != nil {
-					b.Error(err)
-				}
-			}()
+			defer running(b, c)()
 			for !c.HasSynced() || len(c.Endpoints(model.ServiceKey{Hostname: host, Namespace: "prod"}, registry.EndpointQuery{})) != 10 {
 				time.Sleep(time.Millisecond)
 			}

@@ -97,15 +97,7 @@ func runEntryBench(b *testing.B, c *Controller, host model.Hostname, wantService
 			}
 		},
 	})()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			b.Error(err)
-		}
-	}()
+	defer running(b, c)()
 	for !c.HasSynced() {
 		time.Sleep(time.Millisecond)
 	}
@@ -126,6 +118,20 @@ func runEntryBench(b *testing.B, c *Controller, host model.Hostname, wantService
 		case <-events:
 		case <-time.After(5 * time.Second):
 			b.Fatalf("no event at change %d", i)
+		}
+	}
+}
+
+// running runs c until the returned stop is called, which reports Run's
+// error.
+func running(b *testing.B, c *Controller) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
 		}
 	}
 }

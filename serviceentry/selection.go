@@ -1,6 +1,7 @@
 package serviceentry
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/meshreg/meshreg/model"
@@ -66,6 +67,10 @@ func (s *selection) workload(namespace string, key model.WorkloadKey) *model.Wor
 func (s *selection) setWorkload(namespace string, key model.WorkloadKey, wi *model.WorkloadInstance) (old *model.WorkloadInstance) {
 	n := s.ns(namespace)
 	old = n.workloads[key]
+	if old != nil && wi != nil && maps.Equal(old.Endpoint.Labels, wi.Endpoint.Labels) {
+		n.workloads[key] = wi // the same labels: the index stays
+		return old
+	}
 	if old != nil {
 		for k, v := range old.Endpoint.Labels {
 			removeFrom(n.byLabel, labelPair{k, v}, key)

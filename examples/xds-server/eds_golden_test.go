@@ -34,7 +34,7 @@ var update = flag.Bool("update", false, "rewrite the want.json of testdata/eds s
 
 // edsRoot is the repository's root, from this package's directory; the
 // paths in a scenario's args are relative to it.
-const edsRoot = "../../testdata/.."
+const edsRoot = "../.."
 
 // TestEDSScenarios runs the server on each scenario of testdata/eds and
 // asks it, over ADS as each proxy of the scenario's proxies.yaml, for its

@@ -315,7 +315,7 @@ func (c *Controller) SubscribeCluster(cluster model.ClusterID, h registry.Handle
 	g := c.scoped[cluster]
 	if g == nil {
 		g = newMerger(c.mesh.AddressGateways())
-		g.st.markSynced()
+		g.st.MarkSynced()
 		c.scoped[cluster] = g
 		for _, m := range c.allMembers() {
 			if m.shard.Cluster == cluster {

@@ -48,7 +48,7 @@ func BenchmarkMemberEndpointsChange(b *testing.B) {
 				case "scale":
 					other = slices.DeleteFunc(other, func(ep *model.Endpoint) bool { return ep.Addresses[0] == mid })
 				}
-				f.st.SetEndpoints(svc.Key(), full)
+				f.st.SetEndpoints(f.shard, svc.Key(), full)
 
 				agg, err := New(Options{})
 				if err != nil {
@@ -80,7 +80,7 @@ func BenchmarkMemberEndpointsChange(b *testing.B) {
 				lists := [2][]*model.Endpoint{other, full}
 				b.ReportAllocs()
 				for i := 0; b.Loop(); i++ {
-					f.st.SetEndpoints(svc.Key(), lists[i%2])
+					f.st.SetEndpoints(f.shard, svc.Key(), lists[i%2])
 					select {
 					case <-events:
 					case <-time.After(5 * time.Second):

@@ -32,7 +32,7 @@ func (m *merger) setExportConflicts(key model.ServiceKey, byShard shards.Map[*mo
 	} else {
 		m.conflicted[key] = true
 	}
-	m.st.setDiagnostics("ServiceExport/"+key.String(), diags)
+	m.st.SetDiagnostics("ServiceExport/"+key.String(), diags)
 }
 
 // export is one cluster's export of a Service: the cluster's version of

@@ -29,7 +29,7 @@ type fakeRegistry struct {
 
 func newFake(p model.Provider, cluster model.ClusterID) *fakeRegistry {
 	shard := model.ShardKey{Provider: p, Cluster: cluster}
-	st := store.New(shard)
+	st := store.New()
 	return &fakeRegistry{Reader: st, st: st, shard: shard}
 }
 
@@ -79,7 +79,7 @@ func (f *fakeRegistry) endpoints(svc *model.Service, ips ...string) {
 			})
 		}
 	}
-	f.st.SetEndpoints(svc.Key(), eps)
+	f.st.SetEndpoints(f.shard, svc.Key(), eps)
 }
 
 func (f *fakeRegistry) workload(kind model.WorkloadKind, name, ns, ip string, network model.NetworkID) *model.WorkloadInstance {

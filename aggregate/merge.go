@@ -6,6 +6,7 @@ import (
 
 	"github.com/meshreg/meshreg/internal/index"
 	"github.com/meshreg/meshreg/internal/shards"
+	"github.com/meshreg/meshreg/internal/store"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -15,7 +16,7 @@ import (
 // shard, workloads by key. The aggregate has one merger over every
 // registry, and one per cluster that a cluster-scoped subscriber asked for.
 type merger struct {
-	st *mergedStore
+	st *store.Store
 
 	// mu serialises writes from the member subscriptions, which deliver
 	// on goroutines of their own, and guards contrib.
@@ -58,7 +59,7 @@ type rawList struct {
 
 func newMerger(static []model.NetworkGateway) *merger {
 	m := &merger{
-		st:      newMergedStore(),
+		st:      store.New(),
 		contrib: map[model.ServiceKey]shards.Map[*model.Service]{},
 		raw:     map[model.ServiceKey]shards.Map[rawList]{},
 		static:  static,
@@ -67,7 +68,7 @@ func newMerger(static []model.NetworkGateway) *merger {
 		derived:     map[model.ServiceKey]shards.Map[rawList]{},
 		conflicted:  map[model.ServiceKey]bool{},
 	}
-	m.st.setGateways(m.mergedGateways())
+	m.st.SetNetworkGateways(m.mergedGateways())
 	return m
 }
 
@@ -86,9 +87,9 @@ func (m *merger) apply(shard model.ShardKey, ev registry.Event) {
 		m.setEndpoints(e.Service, e.Shard, e.Endpoints)
 	case registry.WorkloadEvent:
 		if e.Type == model.EventDelete {
-			m.st.deleteWorkload(e.Previous.Key())
+			m.st.DeleteWorkload(e.Previous.Key())
 		} else {
-			m.st.upsertWorkload(e.Current)
+			m.st.UpsertWorkload(e.Current)
 		}
 	case registry.NetworkGatewaysEvent:
 		m.setGateways(shard, e.Gateways)
@@ -106,7 +107,7 @@ func (m *merger) setGateways(shard model.ShardKey, gws []model.NetworkGateway) {
 	} else {
 		m.gateways.Set(shard, gws)
 	}
-	m.st.setGateways(m.mergedGateways())
+	m.st.SetNetworkGateways(m.mergedGateways())
 }
 
 // mergedGateways returns the mesh networks' gateways and every shard's,
@@ -152,13 +153,13 @@ func (m *merger) setContribution(key model.ServiceKey, shard model.ShardKey, svc
 // merge's diagnostics, and pushes every shard's endpoints again when the
 // service's ports changed. The caller holds m.mu.
 func (m *merger) publish(key model.ServiceKey, merged *model.Service, diags []model.Diagnostic) {
-	m.st.setDiagnostics(key.String(), diags)
+	m.st.SetDiagnostics(key.String(), diags)
 	prev := m.st.ServiceByKey(key)
 	if merged == nil {
-		m.st.deleteService(key)
+		m.st.DeleteService(key)
 		return
 	}
-	m.st.upsertService(merged)
+	m.st.UpsertService(merged)
 	if prev == nil || !slices.Equal(prev.Ports, merged.Ports) {
 		for _, shard := range m.listShards(key) {
 			m.pushEndpoints(key, shard, merged, rawList{})
@@ -201,8 +202,8 @@ func (m *merger) setEndpoints(key model.ServiceKey, shard model.ShardKey, eps []
 // holds where an index.Trail along it looks (at the same index, or a few
 // places on) is not read again. A change to a few endpoints of a long
 // list (a readiness flip, a pod's labels, an endpoint added or removed)
-// comes so, and the endpoints it leaves alone are the ones least likely
-// to be in the processor's cache. The caller holds m.mu.
+// comes so, and the endpoints it leaves alone are not read. The caller
+// holds m.mu.
 func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *model.Service, prev rawList) {
 	raw, ok := m.listOf(key, shard)
 	var trail index.Trail // along prev, if kept: its endpoints have ports svc has
@@ -227,7 +228,7 @@ func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *
 		m.keepList(key, shard, raw)
 	}
 	if kept {
-		m.st.setEndpoints(shard, key, raw.eps)
+		m.st.SetEndpoints(shard, key, raw.eps)
 		return
 	}
 	// The endpoints before first were read and kept already.
@@ -237,7 +238,7 @@ func (m *merger) pushEndpoints(key model.ServiceKey, shard model.ShardKey, svc *
 			out = append(out, ep)
 		}
 	}
-	m.st.setEndpoints(shard, key, out)
+	m.st.SetEndpoints(shard, key, out)
 }
 
 // removeShard drops everything a shard contributed and returns the
@@ -267,7 +268,7 @@ func (m *merger) removeShard(shard model.ShardKey) []*model.WorkloadInstance {
 	var deleted []*model.WorkloadInstance
 	for _, w := range m.st.Workloads() {
 		if workloadShard(w) == shard {
-			m.st.deleteWorkload(w.Key())
+			m.st.DeleteWorkload(w.Key())
 			deleted = append(deleted, w)
 		}
 	}
@@ -309,7 +310,7 @@ func (m *merger) prune(shard model.ShardKey, reg registry.Discovery) []*model.Wo
 			continue
 		}
 		if !slices.ContainsFunc(workloadsAt(reg, w), func(x *model.WorkloadInstance) bool { return x.Key() == w.Key() }) {
-			m.st.deleteWorkload(w.Key())
+			m.st.DeleteWorkload(w.Key())
 			deleted = append(deleted, w)
 		}
 	}

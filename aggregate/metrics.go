@@ -10,7 +10,7 @@ func (c *Controller) newMetrics() (*metrics.Registry, error) {
 	if err != nil || m == nil {
 		return nil, err
 	}
-	c.global.st.observe(m)
-	m.Watch(metrics.State{Discovery: c, QueueDepths: c.global.st.queueDepths})
+	c.global.st.Observe(m)
+	m.Watch(metrics.State{Discovery: c, QueueDepths: c.global.st.QueueDepths})
 	return m, nil
 }

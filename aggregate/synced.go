@@ -26,7 +26,7 @@ func (c *Controller) HasSynced() bool {
 		return false
 	}
 	if !c.marked {
-		c.global.st.markSynced()
+		c.global.st.MarkSynced()
 		c.marked = true
 		c.metrics.Synced(time.Since(c.started))
 	}

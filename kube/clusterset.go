@@ -41,19 +41,19 @@ func (c *Controller) writeClusterSet(key types.NamespacedName, st *svcState, eps
 	imp := c.cl.imports[key]
 	if imp == nil || !c.namespaceSelected(key.Namespace) {
 		c.store.DeleteService(skey)
-		c.store.SetEndpoints(skey, nil)
+		c.store.SetEndpoints(c.shard, skey, nil)
 		c.store.SetDiagnostics(clusterSetOwner(key), nil)
 		return
 	}
 	c.store.SetDiagnostics(clusterSetOwner(key), importDiagnostics(imp, c.opts.ClusterID))
 	if !imp.givesService() {
 		c.store.DeleteService(skey)
-		c.store.SetEndpoints(skey, nil)
+		c.store.SetEndpoints(c.shard, skey, nil)
 		return
 	}
 	if st == nil {
 		c.store.UpsertService(clusterSetService(imp, nil, c.opts.ClusterID))
-		c.store.SetEndpoints(skey, nil)
+		c.store.SetEndpoints(c.shard, skey, nil)
 		return
 	}
 	base := st.svc
@@ -65,7 +65,7 @@ func (c *Controller) writeClusterSet(key types.NamespacedName, st *svcState, eps
 		m.imp, m.base, m.svc = imp, base, clusterSetService(imp, base, c.opts.ClusterID)
 	}
 	c.store.UpsertService(m.svc)
-	c.store.SetEndpoints(skey, m.eps.Apply(eps, c.discoverability(key, true)))
+	c.store.SetEndpoints(c.shard, skey, m.eps.Apply(eps, c.discoverability(key, true)))
 }
 
 // importDiagnostics reports what an import's conversion left out, and an

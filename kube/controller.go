@@ -39,6 +39,8 @@ type Controller struct {
 	opts  Options
 	log   *slog.Logger
 	store *store.Store
+	// shard is the controller's: Kubernetes in its cluster.
+	shard model.ShardKey
 	// nsSel selects namespaces; nil selects all.
 	nsSel labels.Selector
 
@@ -111,7 +113,7 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(model.ShardKey{Provider: model.Kubernetes, Cluster: opts.ClusterID})
+	st := store.New()
 	m, err := metrics.New(opts.Metrics, model.Kubernetes.String(), opts.ClusterID)
 	if err != nil {
 		return nil, fmt.Errorf("kube: %w", err)
@@ -124,6 +126,7 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 		opts:      opts,
 		log:       opts.Logger.With("cluster", string(opts.ClusterID)),
 		store:     st,
+		shard:     model.ShardKey{Provider: model.Kubernetes, Cluster: opts.ClusterID},
 		nsSel:     sel,
 		in:        newInbox(),
 		cl:        newCluster(),

@@ -88,7 +88,7 @@ func (c *Controller) syncService(key types.NamespacedName, env clusterView) {
 	if obj == nil || !c.namespaceSelected(key.Namespace) {
 		delete(c.svcs, key)
 		c.store.DeleteService(skey)
-		c.store.SetEndpoints(skey, nil)
+		c.store.SetEndpoints(c.shard, skey, nil)
 		var diags []model.Diagnostic
 		if c.namespaceSelected(key.Namespace) {
 			diags = append(c.orphanSliceDiagnostics(key), c.orphanExportDiagnostics(key)...)
@@ -156,7 +156,7 @@ func (c *Controller) writeService(key types.NamespacedName, st *svcState, eps []
 		svc = st.exported
 	}
 	c.store.UpsertService(svc)
-	c.store.SetEndpoints(svc.Key(), eps) // sorts eps, if they are not
+	c.store.SetEndpoints(c.shard, svc.Key(), eps) // sorts eps, if they are not
 	c.store.SetDiagnostics(serviceOwner(key), append(st.diags, diags...))
 	c.setPending(key, st.memo.pending)
 	if c.opts.MCS.Host {

@@ -88,7 +88,7 @@ func New(src Source, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(model.ShardKey{Provider: model.External, Cluster: opts.ClusterID})
+	st := store.New()
 	m, err := metrics.New(opts.Metrics, model.External.String(), opts.ClusterID)
 	if err != nil {
 		return nil, fmt.Errorf("serviceentry: %w", err)

@@ -20,6 +20,8 @@ type state struct {
 	c     convCtx
 	log   *slog.Logger
 	store *store.Store
+	// shard is the controller's: External in its cluster.
+	shard model.ShardKey
 	alloc *vipAllocator
 
 	// entries holds the valid ServiceEntries.
@@ -37,6 +39,7 @@ func newState(c convCtx, st *store.Store, log *slog.Logger) *state {
 		c:       c,
 		log:     log,
 		store:   st,
+		shard:   model.ShardKey{Provider: model.External, Cluster: c.Cluster},
 		alloc:   newVIPAllocator(),
 		entries: map[nsName]*entry{},
 		byKey:   map[model.ServiceKey]map[nsName]*entry{},
@@ -239,7 +242,7 @@ func (s *state) writeKey(k model.ServiceKey, es []*entry) {
 	diagOwner := owner("ServiceEntryHost", k.Namespace, string(k.Hostname))
 	if len(es) == 0 {
 		s.store.DeleteService(k)
-		s.store.SetEndpoints(k, nil)
+		s.store.SetEndpoints(s.shard, k, nil)
 		s.store.SetDiagnostics(diagOwner, nil)
 		return
 	}
@@ -264,7 +267,7 @@ func (s *state) writeKey(k model.ServiceKey, es []*entry) {
 				k.Hostname, strings.Join(ports, ", "), winner.ref.Name)))
 		}
 	}
-	s.store.SetEndpoints(k, eps)
+	s.store.SetEndpoints(s.shard, k, eps)
 	s.store.SetDiagnostics(diagOwner, ds)
 }
 

@@ -1,9 +1,8 @@
 // Package index holds the indexes a registry's state is kept in: services
 // by key and by hostname, workloads by key and by address, diagnostics by
 // owner, endpoints by address, and the check that keeps an endpoint list
-// that is in order without sorting it again. The single-shard store of
-// each registry (internal/store) and the aggregate's merged store are
-// built of them, so both answer queries alike.
+// that is in order without sorting it again. The store (internal/store)
+// of each registry and of the aggregate is built of them.
 //
 // An index holds no lock. Its owner guards it with its own: the read
 // methods need that lock held at least shared, the write methods held

@@ -23,8 +23,7 @@ func SortEndpoints(prev, eps []*model.Endpoint) {
 // endpoints replaced by ones that sort the same: eps is then sorted too,
 // which this tells without reading the endpoints that stayed. A change
 // to a few endpoints of a long list (a pod's labels, a readiness flip)
-// comes as such a list, and the endpoints left alone are the ones least
-// likely to be in the processor's cache.
+// comes as such a list, and the endpoints left alone are not read.
 func replacesInPlace(prev, eps []*model.Endpoint) bool {
 	if len(prev) != len(eps) || len(eps) == 0 {
 		return false
@@ -99,4 +98,37 @@ func (t *Trail) near(ep *model.Endpoint) bool {
 		}
 	}
 	return false
+}
+
+// MergeEndpoints returns the sorted union of sorted lists
+// (model.CompareEndpoints), merged in one pass without sorting: nil for
+// none, the list itself for one. Endpoints that compare equal keep the
+// order of their lists. The lists are not written to.
+func MergeEndpoints(lists [][]*model.Endpoint) []*model.Endpoint {
+	switch len(lists) {
+	case 0:
+		return nil
+	case 1:
+		return lists[0]
+	}
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	out := make([]*model.Endpoint, 0, n)
+	heads := make([]int, len(lists))
+	for len(out) < n {
+		best := -1
+		for i, l := range lists {
+			if heads[i] == len(l) {
+				continue
+			}
+			if best < 0 || model.CompareEndpoints(l[heads[i]], lists[best][heads[best]]) < 0 {
+				best = i
+			}
+		}
+		out = append(out, lists[best][heads[best]])
+		heads[best]++
+	}
+	return out
 }

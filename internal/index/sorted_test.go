@@ -58,3 +58,45 @@ func TestTrail(t *testing.T) {
 		t.Error("the zero Trail holds an endpoint")
 	}
 }
+
+// MergeEndpoints gives what sorting the concatenated lists gives, and
+// hands a single list back as it is.
+func TestMergeEndpoints(t *testing.T) {
+	in := func(cluster model.ClusterID, ips ...string) []*model.Endpoint {
+		var out []*model.Endpoint
+		for _, ip := range ips {
+			ep := endpoint(ip, 80)
+			ep.Cluster = cluster
+			out = append(out, ep)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		lists [][]*model.Endpoint
+	}{
+		{name: "none"},
+		{name: "one empty", lists: [][]*model.Endpoint{nil}},
+		{name: "two", lists: [][]*model.Endpoint{in("b", "10.0.0.1", "10.0.0.3"), in("a", "10.0.0.2")}},
+		{name: "interleaved", lists: [][]*model.Endpoint{in("a", "10.0.0.1", "10.0.0.3", "10.0.0.5"), in("a", "10.0.0.2", "10.0.0.4")}},
+		{name: "equal endpoints", lists: [][]*model.Endpoint{in("a", "10.0.0.1", "10.0.0.2"), in("a", "10.0.0.1", "10.0.0.2")}},
+		{name: "three, one empty", lists: [][]*model.Endpoint{in("c", "10.0.0.9"), nil, in("a", "10.0.0.9", "10.1.0.0")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var want []*model.Endpoint
+			for _, l := range tt.lists {
+				want = append(want, l...)
+			}
+			slices.SortStableFunc(want, model.CompareEndpoints)
+			got := index.MergeEndpoints(tt.lists)
+			if !slices.Equal(got, want) {
+				t.Errorf("MergeEndpoints = %v, want %v", got, want)
+			}
+		})
+	}
+	one := in("a", "10.0.0.1", "10.0.0.2")
+	if got := index.MergeEndpoints([][]*model.Endpoint{one}); &got[0] != &one[0] {
+		t.Error("a single list was copied")
+	}
+}

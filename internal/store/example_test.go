@@ -12,7 +12,8 @@ import (
 // A registry writes model values to its store; the store publishes what
 // changed. Endpoints written before their service wait for it.
 func Example() {
-	s := store.New(model.ShardKey{Provider: model.Kubernetes, Cluster: "c1"})
+	s := store.New()
+	shard := model.ShardKey{Provider: model.Kubernetes, Cluster: "c1"}
 	svc := &model.Service{
 		Hostname: "reviews.default.svc.cluster.local", Namespace: "default", Name: "reviews",
 		Provider: model.Kubernetes,
@@ -29,7 +30,7 @@ func Example() {
 	})
 	defer unsubscribe()
 
-	s.SetEndpoints(svc.Key(), []*model.Endpoint{{
+	s.SetEndpoints(shard, svc.Key(), []*model.Endpoint{{
 		Addresses: []netip.Addr{netip.MustParseAddr("10.1.0.1")}, Port: 9080, ServicePortName: "http", Cluster: "c1",
 	}})
 	s.UpsertService(svc)

@@ -104,7 +104,7 @@ func (r *recorder) expect(t *testing.T, want ...string) {
 // recorder subscribed to it; the subscription ends with the test.
 func newStore(t *testing.T) (*store.Store, registry.Reader, *recorder) {
 	t.Helper()
-	s := store.New(kubeShard)
+	s := store.New()
 	rec := &recorder{}
 	t.Cleanup(s.Subscribe(rec))
 	return s, s, rec

@@ -14,10 +14,10 @@ import (
 // after it are not.
 func TestInitialMarksTheReplayOnly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := store.New(kubeShard)
+		s := store.New()
 		reviews := kubeService("default", "reviews")
 		s.UpsertService(reviews)
-		s.SetEndpoints(reviews.Key(), []*model.Endpoint{endpoint("10.1.0.1", 9080)})
+		s.SetEndpoints(kubeShard, reviews.Key(), []*model.Endpoint{endpoint("10.1.0.1", 9080)})
 		s.UpsertWorkload(pod("default", "reviews-1", "10.1.0.1"))
 
 		var mu sync.Mutex
@@ -29,7 +29,7 @@ func TestInitialMarksTheReplayOnly(t *testing.T) {
 			WorkloadFunc:  func(e registry.WorkloadEvent) { record(e.Initial) },
 		})()
 		s.UpsertService(kubeService("default", "details"))
-		s.SetEndpoints(reviews.Key(), nil)
+		s.SetEndpoints(kubeShard, reviews.Key(), nil)
 		s.DeleteWorkload(pod("default", "reviews-1", "10.1.0.1").Key())
 		synctest.Wait()
 

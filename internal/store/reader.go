@@ -38,8 +38,8 @@ func (s *Store) ServiceByKey(key model.ServiceKey) *model.Service {
 	return s.services.Get(key)
 }
 
-// Endpoints returns the endpoints of a present service. Without a filter
-// the stored slice itself is returned.
+// Endpoints returns the endpoints of a present service from its visible
+// shards, sorted. Without a filter the stored slice itself is returned.
 func (s *Store) Endpoints(key model.ServiceKey, q registry.EndpointQuery) []*model.Endpoint {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -48,10 +48,10 @@ func (s *Store) Endpoints(key model.ServiceKey, q registry.EndpointQuery) []*mod
 		return nil
 	}
 	if q == (registry.EndpointQuery{}) {
-		return set.eps
+		return set.merged
 	}
 	var out []*model.Endpoint
-	for _, ep := range set.eps {
+	for _, ep := range set.merged {
 		if q.Matches(ep) {
 			out = append(out, ep)
 		}
@@ -77,8 +77,8 @@ func (s *Store) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
 	return s.workloads.ByIP(ip)
 }
 
-// ProxyTargets returns the service ports served by endpoints with one of
-// the IPs, limited to a namespace when one is given.
+// ProxyTargets returns the service ports served by visible endpoints
+// with one of the IPs, limited to a namespace when one is given.
 func (s *Store) ProxyTargets(namespace string, ips ...netip.Addr) []model.ServiceTarget {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -104,8 +104,8 @@ func (s *Store) NetworkGateways() []model.NetworkGateway {
 }
 
 // Subscribe registers h; it first receives the current state: every
-// service, sorted, then the endpoints of each, then every workload,
-// sorted, then the network gateways.
+// service, sorted, then each one's visible shards' lists, then every
+// workload, sorted, then the network gateways.
 func (s *Store) Subscribe(h registry.Handler) (unsubscribe func()) {
 	// Exclusive, so that no write slips between the snapshot and the
 	// registration.
@@ -118,8 +118,14 @@ func (s *Store) Subscribe(h registry.Handler) (unsubscribe func()) {
 		initial = append(initial, registry.ServiceEvent{Type: model.EventAdd, Current: svc, Initial: true})
 	}
 	for _, svc := range svcs {
-		if set := s.endpoints[svc.Key()]; set != nil {
-			initial = append(initial, registry.EndpointsEvent{Shard: s.shard, Service: set.owner.Key, Endpoints: set.eps, Initial: true})
+		set := s.endpoints[svc.Key()]
+		if set == nil {
+			continue
+		}
+		for shard, eps := range set.byShard.All() {
+			if visible(svc, shard) {
+				initial = append(initial, registry.EndpointsEvent{Shard: shard, Service: set.owner.Key, Endpoints: eps, Initial: true})
+			}
 		}
 	}
 	for _, w := range ws {

@@ -14,7 +14,7 @@ import (
 )
 
 func TestProxyTargets(t *testing.T) {
-	s := store.New(kubeShard)
+	s := store.New()
 	r := s
 	reviews, ratings, other := kubeService("default", "reviews"), kubeService("default", "ratings"), kubeService("prod", "reviews")
 	reviews.Ports = append(reviews.Ports, model.Port{Name: "grpc", Port: 9090, Protocol: model.GRPC})
@@ -23,13 +23,13 @@ func TestProxyTargets(t *testing.T) {
 	}
 	grpc := endpoint("10.1.0.1", 7070)
 	grpc.ServicePortName = "grpc"
-	s.SetEndpoints(reviews.Key(), []*model.Endpoint{endpoint("10.1.0.1", 8080), grpc, endpoint("10.1.0.2", 8080)})
-	s.SetEndpoints(ratings.Key(), []*model.Endpoint{endpoint("10.1.0.1", 8081)})
-	s.SetEndpoints(other.Key(), []*model.Endpoint{endpoint("10.1.0.1", 8082)})
+	s.SetEndpoints(kubeShard, reviews.Key(), []*model.Endpoint{endpoint("10.1.0.1", 8080), grpc, endpoint("10.1.0.2", 8080)})
+	s.SetEndpoints(kubeShard, ratings.Key(), []*model.Endpoint{endpoint("10.1.0.1", 8081)})
+	s.SetEndpoints(kubeShard, other.Key(), []*model.Endpoint{endpoint("10.1.0.1", 8082)})
 	// An endpoint for a port the service does not have yields nothing.
 	stray := endpoint("10.1.0.9", 1)
 	stray.ServicePortName = "missing"
-	s.SetEndpoints(kubeService("default", "details").Key(), []*model.Endpoint{stray})
+	s.SetEndpoints(kubeShard, kubeService("default", "details").Key(), []*model.Endpoint{stray})
 	s.UpsertService(kubeService("default", "details"))
 
 	ip := netip.MustParseAddr
@@ -89,7 +89,7 @@ func TestProxyTargets(t *testing.T) {
 // oldest, then by namespace), and the next once it is deleted.
 func TestGetServicePrecedence(t *testing.T) {
 	const host = "reviews.example.com"
-	s := store.New(seShard)
+	s := store.New()
 	young, old, sameAge := serviceEntry("a", "young", host, 2), serviceEntry("z", "old", host, 1), serviceEntry("b", "old", host, 1)
 	for _, svc := range []*model.Service{young, old, sameAge} {
 		s.UpsertService(svc)
@@ -112,7 +112,7 @@ func TestGetServicePrecedence(t *testing.T) {
 // handler.
 func TestHasSynced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := store.New(kubeShard)
+		s := store.New()
 		r := s
 		if r.HasSynced() {
 			t.Fatal("HasSynced before MarkSynced")
@@ -139,7 +139,7 @@ func TestHasSynced(t *testing.T) {
 }
 
 func TestHasSyncedWithoutSubscribers(t *testing.T) {
-	s := store.New(kubeShard)
+	s := store.New()
 	s.UpsertService(kubeService("default", "reviews"))
 	s.MarkSynced()
 	if !s.HasSynced() {
@@ -149,7 +149,7 @@ func TestHasSyncedWithoutSubscribers(t *testing.T) {
 
 // The sorted views are built once and shared until something changes.
 func TestViewsCached(t *testing.T) {
-	s := store.New(kubeShard)
+	s := store.New()
 	r := s
 	s.UpsertService(kubeService("default", "reviews"))
 	s.UpsertWorkload(pod("default", "reviews-1", "10.1.0.1"))
@@ -216,7 +216,7 @@ func TestViewsCached(t *testing.T) {
 }
 
 func TestEmptyStoreAnswers(t *testing.T) {
-	r := store.New(kubeShard)
+	r := store.New()
 	if got := r.Services(); got == nil || len(got) != 0 {
 		t.Errorf("Services() of an empty store = %#v, want empty", got)
 	}
@@ -229,13 +229,13 @@ func TestEmptyStoreAnswers(t *testing.T) {
 }
 
 func TestEndpointsQuery(t *testing.T) {
-	s := store.New(kubeShard)
+	s := store.New()
 	svc := kubeService("default", "reviews")
 	svc.Ports = append(svc.Ports, model.Port{Name: "grpc", Port: 9090, Protocol: model.GRPC})
 	s.UpsertService(svc)
 	grpc := endpoint("10.1.0.1", 9090)
 	grpc.ServicePortName = "grpc"
-	s.SetEndpoints(svc.Key(), []*model.Endpoint{endpoint("10.1.0.2", 9080), grpc, endpoint("10.1.0.1", 9080)})
+	s.SetEndpoints(kubeShard, svc.Key(), []*model.Endpoint{endpoint("10.1.0.2", 9080), grpc, endpoint("10.1.0.1", 9080)})
 	r := s
 	keys := func(eps []*model.Endpoint) []string {
 		var out []string
@@ -261,7 +261,7 @@ func TestEndpointsQuery(t *testing.T) {
 }
 
 func TestDiagnostics(t *testing.T) {
-	s := store.New(kubeShard)
+	s := store.New()
 	r := s
 	d := func(name string) model.Diagnostic {
 		return model.Diagnostic{Severity: model.Error, Kind: "ServiceEntry", Namespace: "ns", Name: name, Message: "bad"}

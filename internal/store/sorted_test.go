@@ -12,19 +12,19 @@ import (
 // A list already in order is kept as it is, so a registry's published
 // list can be passed on without a copy; another is sorted.
 func TestSetEndpointsKeepsASortedList(t *testing.T) {
-	s := store.New(kubeShard)
+	s := store.New()
 	svc := kubeService("default", "reviews")
 	s.UpsertService(svc)
 
 	sorted := []*model.Endpoint{endpoint("10.1.0.1", 9080), endpoint("10.1.0.2", 9080)}
-	s.SetEndpoints(svc.Key(), sorted)
+	s.SetEndpoints(kubeShard, svc.Key(), sorted)
 	got := s.Endpoints(svc.Key(), registry.EndpointQuery{})
 	if len(got) != 2 || &got[0] != &sorted[0] {
 		t.Error("a sorted list was not kept as it was given")
 	}
 
 	unsorted := []*model.Endpoint{endpoint("10.1.0.9", 9080), endpoint("10.1.0.3", 9080)}
-	s.SetEndpoints(svc.Key(), unsorted)
+	s.SetEndpoints(kubeShard, svc.Key(), unsorted)
 	got = s.Endpoints(svc.Key(), registry.EndpointQuery{})
 	if len(got) != 2 || got[0].Address() != "10.1.0.3" || got[1].Address() != "10.1.0.9" {
 		t.Errorf("an unsorted list was kept as %v %v, want it sorted", got[0].Address(), got[1].Address())
@@ -95,12 +95,12 @@ func TestSetEndpointsReplacingPublishedEndpoints(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := store.New(kubeShard)
+			s := store.New()
 			svc := kubeService("default", "reviews")
 			s.UpsertService(svc)
-			s.SetEndpoints(svc.Key(), published())
+			s.SetEndpoints(kubeShard, svc.Key(), published())
 			prev := s.Endpoints(svc.Key(), registry.EndpointQuery{})
-			s.SetEndpoints(svc.Key(), tt.next(prev))
+			s.SetEndpoints(kubeShard, svc.Key(), tt.next(prev))
 			var got []string
 			for _, ep := range s.Endpoints(svc.Key(), registry.EndpointQuery{}) {
 				a := ep.Address()

@@ -6,16 +6,23 @@ import (
 	"sync/atomic"
 
 	"github.com/meshreg/meshreg/internal/index"
+	"github.com/meshreg/meshreg/internal/shards"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
 
-// Store is the state of one registry, one shard. The registry writes it
-// only services of the shard's provider, whose endpoints are the shard's:
-// the store publishes every list under the shard's key. It is safe for
+// Store is a registry's state: services, each shard's endpoints of them,
+// workloads, diagnostics and network gateways, with the indexes queries
+// need and the notifier that publishes every change. A registry's store
+// holds one shard; the aggregate's holds every registry's. It is safe for
 // concurrent use.
+//
+// A shard's endpoints belong to a service only while the service comes
+// from the shard's provider (they are visible): a ServiceEntry that loses
+// its key to a Kubernetes Service contributes no endpoints to it
+// (ARCHITECTURE.md decisions 1 and 8). In a registry's own store every
+// service has the shard's provider, so every list is visible.
 type Store struct {
-	shard    model.ShardKey
 	notifier registry.Notifier
 
 	// mu guards the fields below. Writers hold it exclusively, and call
@@ -24,11 +31,11 @@ type Store struct {
 	mu       sync.RWMutex
 	services index.Services
 	// endpoints by service key, including those of services not (yet)
-	// present: they are kept, but neither indexed nor published, until
-	// the service arrives, so the state never depends on which came
-	// first.
+	// present and of shards not visible: they are kept, but neither
+	// indexed nor published, until the service arrives from the shard's
+	// provider, so the state never depends on which came first.
 	endpoints map[model.ServiceKey]*endpointSet
-	// byIP indexes the endpoints of present services.
+	// byIP indexes the visible endpoints of present services.
 	byIP      index.EndpointsByIP
 	workloads index.Workloads
 	diags     index.Diagnostics
@@ -48,13 +55,22 @@ type endpointSet struct {
 	// owner is the service's key, and the service while it is present:
 	// the IP index reaches both through it.
 	owner index.Owner
-	// eps is the sorted list; never empty.
-	eps []*model.Endpoint
+	// byShard holds each shard's sorted list; never an empty one.
+	byShard shards.Map[[]*model.Endpoint]
+	// merged is the sorted union of the visible shards' lists; when one
+	// shard is visible it is that shard's list itself.
+	merged []*model.Endpoint
 }
 
-// New returns an empty store for a shard.
-func New(shard model.ShardKey) *Store {
-	return &Store{shard: shard, endpoints: map[model.ServiceKey]*endpointSet{}}
+// visible reports whether a shard's endpoints belong to svc: the service
+// must be present and come from the shard's provider.
+func visible(svc *model.Service, shard model.ShardKey) bool {
+	return svc != nil && svc.Provider == shard.Provider
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{endpoints: map[model.ServiceKey]*endpointSet{}}
 }
 
 // Reserve makes an empty store ready for about the given numbers of
@@ -89,9 +105,11 @@ func (s *Store) Idle() bool {
 }
 
 // UpsertService adds or replaces the service with svc's key. It publishes
-// nothing when an equal service is already there. Adding a service
-// releases the endpoints stored for it earlier, after the service's
-// event.
+// nothing when an equal service is already there. Shards hidden by the
+// change (a change of provider) are withdrawn before the service's event,
+// shards revealed by it (the service's arrival, or a change of provider)
+// released after, so that a subscriber never holds endpoints of a
+// service it does not know.
 func (s *Store) UpsertService(svc *model.Service) {
 	key := svc.Key()
 	s.mu.Lock()
@@ -100,54 +118,92 @@ func (s *Store) UpsertService(svc *model.Service) {
 	if prev.Equals(svc) {
 		return
 	}
-	s.services.Put(svc)
 	set := s.endpoints[key]
+	s.withdraw(set, prev, svc)
+	s.services.Put(svc)
 	if set != nil {
 		// Indexed endpoints reach the service through the owner, so
 		// they need no update when the service changes.
 		set.owner.Service = svc
 	}
-	if prev != nil {
+	if prev == nil {
+		s.notifier.Notify(registry.ServiceEvent{Type: model.EventAdd, Current: svc})
+	} else {
 		s.notifier.Notify(registry.ServiceEvent{Type: model.EventUpdate, Previous: prev, Current: svc})
-		return
 	}
-	s.notifier.Notify(registry.ServiceEvent{Type: model.EventAdd, Current: svc})
-	if set != nil {
-		s.byIP.Add(&set.owner, set.eps)
-		s.notifier.Notify(registry.EndpointsEvent{Shard: s.shard, Service: key, Endpoints: set.eps})
-	}
+	s.release(set, prev, svc)
 }
 
 // DeleteService removes a service. Its endpoints are withdrawn from
-// subscribers (an empty endpoints event) before the delete, but kept, to
-// be released again if the service comes back.
+// subscribers (an empty endpoints event per visible shard) before the
+// delete, but kept, to be released again if the service comes back.
 func (s *Store) DeleteService(key model.ServiceKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	prev := s.services.Delete(key)
+	prev := s.services.Get(key)
 	if prev == nil {
 		return
 	}
-	if set := s.endpoints[key]; set != nil {
-		s.byIP.Remove(&set.owner, set.eps)
+	set := s.endpoints[key]
+	s.withdraw(set, prev, nil)
+	s.services.Delete(key)
+	if set != nil {
 		set.owner.Service = nil
-		s.notifier.Notify(registry.EndpointsEvent{Shard: s.shard, Service: key})
 	}
 	s.notifier.Notify(registry.ServiceEvent{Type: model.EventDelete, Previous: prev})
 }
 
-// SetEndpoints replaces the endpoints of a service. The store keeps eps,
-// sorted: a list already in order (as registries publish their lists) is
-// kept as it is and never written to; any other is sorted in place (see
-// index.SortEndpoints). It publishes nothing when the list is equal to
-// the one stored, or while the service is absent.
-func (s *Store) SetEndpoints(key model.ServiceKey, eps []*model.Endpoint) {
+// withdraw publishes an empty list for each shard of set visible under
+// prev but not under cur, and unindexes its endpoints.
+func (s *Store) withdraw(set *endpointSet, prev, cur *model.Service) {
+	if set == nil {
+		return
+	}
+	changed := false
+	for shard, eps := range set.byShard.All() {
+		if visible(prev, shard) && !visible(cur, shard) {
+			s.byIP.Remove(&set.owner, eps)
+			s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: set.owner.Key})
+			changed = true
+		}
+	}
+	if changed {
+		set.merged = set.union(cur)
+	}
+}
+
+// release publishes the list of each shard of set visible under cur but
+// not under prev, and indexes its endpoints.
+func (s *Store) release(set *endpointSet, prev, cur *model.Service) {
+	if set == nil {
+		return
+	}
+	changed := false
+	for shard, eps := range set.byShard.All() {
+		if !visible(prev, shard) && visible(cur, shard) {
+			s.byIP.Add(&set.owner, eps)
+			s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: set.owner.Key, Endpoints: eps})
+			changed = true
+		}
+	}
+	if changed {
+		set.merged = set.union(cur)
+	}
+}
+
+// SetEndpoints replaces one shard's endpoints of a service. The store
+// keeps eps, sorted: a list already in order (as registries publish
+// their lists) is kept as it is and never written to, so a registry's
+// published list can be passed on without a copy; any other is sorted in
+// place (see index.SortEndpoints). It publishes nothing when the list is
+// equal to the one stored, or while the shard is not visible.
+func (s *Store) SetEndpoints(shard model.ShardKey, key model.ServiceKey, eps []*model.Endpoint) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	set := s.endpoints[key]
 	var prev []*model.Endpoint
 	if set != nil {
-		prev = set.eps
+		prev, _ = set.byShard.Get(shard)
 	}
 	index.SortEndpoints(prev, eps)
 	if model.EndpointsEqual(prev, eps) {
@@ -159,13 +215,31 @@ func (s *Store) SetEndpoints(key model.ServiceKey, eps []*model.Endpoint) {
 	}
 	if len(eps) == 0 {
 		eps = nil
+		set.byShard.Delete(shard)
+	} else {
+		set.byShard.Set(shard, eps)
+	}
+	if svc := set.owner.Service; visible(svc, shard) {
+		s.byIP.Replace(&set.owner, prev, eps)
+		set.merged = set.union(svc)
+		s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: key, Endpoints: eps})
+	}
+	if set.byShard.Len() == 0 {
 		delete(s.endpoints, key)
 	}
-	set.eps = eps
-	if set.owner.Service != nil {
-		s.byIP.Replace(&set.owner, prev, eps)
-		s.notifier.Notify(registry.EndpointsEvent{Shard: s.shard, Service: key, Endpoints: eps})
+}
+
+// union returns the sorted union of the lists of the shards visible for
+// svc, merged from the sorted lists; with one such shard, its list
+// itself.
+func (set *endpointSet) union(svc *model.Service) []*model.Endpoint {
+	var lists [][]*model.Endpoint
+	for shard, eps := range set.byShard.All() {
+		if visible(svc, shard) {
+			lists = append(lists, eps)
+		}
 	}
+	return index.MergeEndpoints(lists)
 }
 
 // UpsertWorkload adds or replaces a workload instance; nothing is published

@@ -14,7 +14,7 @@ import (
 // benchStore returns a store of the kube shard holding n services of two
 // ports (http, grpc), each with e pod endpoints per port, and the keys.
 func benchStore(n, e int) (*store.Store, []model.ServiceKey) {
-	st := store.New(kubeShard)
+	st := store.New()
 	keys := make([]model.ServiceKey, n)
 	ip := 0
 	for i := range n {
@@ -22,7 +22,7 @@ func benchStore(n, e int) (*store.Store, []model.ServiceKey) {
 		svc.Ports = append(svc.Ports, model.Port{Name: "grpc", Port: 9090, Protocol: model.GRPC})
 		st.UpsertService(svc)
 		keys[i] = svc.Key()
-		st.SetEndpoints(keys[i], benchEndpoints(ip, e))
+		st.SetEndpoints(kubeShard, keys[i], benchEndpoints(ip, e))
 		ip += e
 	}
 	st.MarkSynced()
@@ -61,7 +61,28 @@ func BenchmarkSetEndpoints(b *testing.B) {
 	lists[1][10].Health = model.Unhealthy
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		st.SetEndpoints(keys[0], lists[i%2])
+		st.SetEndpoints(kubeShard, keys[0], lists[i%2])
+	}
+}
+
+// BenchmarkSetEndpointsTwoShards is BenchmarkSetEndpoints with a second
+// cluster's list of the service, as the aggregate's store holds it: a
+// change to one list merges the two again.
+func BenchmarkSetEndpointsTwoShards(b *testing.B) {
+	st, keys := benchStore(100, 100)
+	other := model.ShardKey{Provider: model.Kubernetes, Cluster: "c2"}
+	second := benchEndpoints(10000, 100)
+	for _, ep := range second {
+		ep.Cluster = other.Cluster
+	}
+	st.SetEndpoints(other, keys[0], second)
+	first := benchEndpoints(0, 100)
+	lists := [2][]*model.Endpoint{first, slices.Clone(first)}
+	lists[1][10] = lists[1][10].DeepCopy()
+	lists[1][10].Health = model.Unhealthy
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		st.SetEndpoints(kubeShard, keys[0], lists[i%2])
 	}
 }
 
@@ -70,11 +91,11 @@ func BenchmarkSetEndpoints(b *testing.B) {
 func BenchmarkSetEndpointsUnchanged(b *testing.B) {
 	st, keys := benchStore(100, 100)
 	eps := benchEndpoints(0, 100)
-	st.SetEndpoints(keys[0], eps)
+	st.SetEndpoints(kubeShard, keys[0], eps)
 	same := benchEndpoints(0, 100)
 	b.ReportAllocs()
 	for b.Loop() {
-		st.SetEndpoints(keys[0], same)
+		st.SetEndpoints(kubeShard, keys[0], same)
 	}
 }
 

@@ -53,7 +53,7 @@ func TestServiceEvents(t *testing.T) {
 // Update and delete events carry the values before and after.
 func TestServiceEventValues(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := store.New(kubeShard)
+		s := store.New()
 		var got []registry.ServiceEvent
 		defer s.Subscribe(registry.HandlerFuncs{ServiceFunc: func(e registry.ServiceEvent) { got = append(got, e) }})()
 		v1, v2 := kubeService("default", "reviews"), kubeService("default", "reviews")
@@ -86,25 +86,25 @@ func TestEndpointEvents(t *testing.T) {
 		synctest.Wait()
 		rec.take()
 
-		s.SetEndpoints(svc.Key(), []*model.Endpoint{endpoint("10.1.0.2", 9080), endpoint("10.1.0.1", 9080)})
+		s.SetEndpoints(kubeShard, svc.Key(), []*model.Endpoint{endpoint("10.1.0.2", 9080), endpoint("10.1.0.1", 9080)})
 		synctest.Wait()
 		rec.expect(t, kubeEps+" [http/10.1.0.1:9080 http/10.1.0.2:9080]")
 
 		// Equal endpoints in another order, as new values: nothing.
-		s.SetEndpoints(svc.Key(), []*model.Endpoint{endpoint("10.1.0.1", 9080), endpoint("10.1.0.2", 9080)})
+		s.SetEndpoints(kubeShard, svc.Key(), []*model.Endpoint{endpoint("10.1.0.1", 9080), endpoint("10.1.0.2", 9080)})
 		synctest.Wait()
 		rec.expect(t)
 
 		held := r.Endpoints(svc.Key(), registry.EndpointQuery{})
-		s.SetEndpoints(svc.Key(), []*model.Endpoint{endpoint("10.1.0.3", 9080)})
+		s.SetEndpoints(kubeShard, svc.Key(), []*model.Endpoint{endpoint("10.1.0.3", 9080)})
 		synctest.Wait()
 		rec.expect(t, kubeEps+" [http/10.1.0.3:9080]")
 		if len(held) != 2 || held[0].Address() != "10.1.0.1" {
 			t.Errorf("a list returned earlier was modified by a later write: %v", held)
 		}
 
-		s.SetEndpoints(svc.Key(), nil)
-		s.SetEndpoints(svc.Key(), []*model.Endpoint{}) // already empty: nothing
+		s.SetEndpoints(kubeShard, svc.Key(), nil)
+		s.SetEndpoints(kubeShard, svc.Key(), []*model.Endpoint{}) // already empty: nothing
 		synctest.Wait()
 		rec.expect(t, kubeEps+" []")
 		if got := r.Endpoints(svc.Key(), registry.EndpointQuery{}); len(got) != 0 {
@@ -123,7 +123,7 @@ func TestEndpointsBeforeService(t *testing.T) {
 		svc := kubeService("default", "reviews")
 		ip := netip.MustParseAddr("10.1.0.1")
 
-		s.SetEndpoints(svc.Key(), []*model.Endpoint{endpoint("10.1.0.1", 9080)})
+		s.SetEndpoints(kubeShard, svc.Key(), []*model.Endpoint{endpoint("10.1.0.1", 9080)})
 		synctest.Wait()
 		rec.expect(t)
 		if got := r.Endpoints(svc.Key(), registry.EndpointQuery{}); got != nil {
@@ -217,13 +217,13 @@ func TestWorkloadEvents(t *testing.T) {
 // endpoint lists, then workloads.
 func TestSubscribeInitialState(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := store.New(kubeShard)
+		s := store.New()
 		ratings, reviews := kubeService("default", "ratings"), kubeService("default", "reviews")
 		s.UpsertWorkload(pod("default", "reviews-1", "10.1.0.1"))
 		s.UpsertService(reviews)
 		s.UpsertService(ratings)
-		s.SetEndpoints(reviews.Key(), []*model.Endpoint{endpoint("10.1.0.1", 9080)})
-		s.SetEndpoints(ratings.Key(), []*model.Endpoint{}) // no list: no event
+		s.SetEndpoints(kubeShard, reviews.Key(), []*model.Endpoint{endpoint("10.1.0.1", 9080)})
+		s.SetEndpoints(kubeShard, ratings.Key(), []*model.Endpoint{}) // no list: no event
 
 		rec := &recorder{}
 		defer s.Subscribe(rec)()
@@ -250,9 +250,9 @@ func TestOrderIndependence(t *testing.T) {
 		func(s *store.Store) { s.UpsertService(newer) },
 		func(s *store.Store) { s.UpsertService(older) },
 		func(s *store.Store) {
-			s.SetEndpoints(newer.Key(), []*model.Endpoint{endpoint("10.1.0.2", 80), endpoint("10.1.0.1", 80)})
+			s.SetEndpoints(seShard, newer.Key(), []*model.Endpoint{endpoint("10.1.0.2", 80), endpoint("10.1.0.1", 80)})
 		},
-		func(s *store.Store) { s.SetEndpoints(older.Key(), []*model.Endpoint{endpoint("10.9.0.1", 80)}) },
+		func(s *store.Store) { s.SetEndpoints(seShard, older.Key(), []*model.Endpoint{endpoint("10.9.0.1", 80)}) },
 		func(s *store.Store) { s.UpsertWorkload(pod("ops", "reviews-1", "10.9.0.1")) },
 		func(s *store.Store) {
 			s.SetDiagnostics("ServiceEntry/ops/reviews-old", []model.Diagnostic{{Severity: model.Warning, Kind: "ServiceEntry", Namespace: "ops", Name: "reviews-old", Message: "odd"}})
@@ -262,7 +262,7 @@ func TestOrderIndependence(t *testing.T) {
 	var wantInitial []string
 	permutations(len(writes), func(order []int) {
 		synctest.Test(t, func(t *testing.T) {
-			s := store.New(seShard)
+			s := store.New()
 			for _, i := range order {
 				writes[i](s)
 			}
@@ -320,7 +320,7 @@ func permutations(n int, f func([]int)) {
 // either way, the store holds and answers the same.
 func TestReserve(t *testing.T) {
 	for _, reserveAfter := range []int{0, 1} {
-		s := store.New(kubeShard)
+		s := store.New()
 		r := s
 		ws := []*model.WorkloadInstance{pod("default", "a", "10.1.0.1"), pod("default", "b", "10.1.0.2")}
 		for i, w := range ws {

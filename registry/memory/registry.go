@@ -59,6 +59,7 @@ type Registry struct {
 	// store holds what the test wrote, and answers the queries and
 	// subscriptions (queries.go).
 	store *store.Store
+	shard model.ShardKey
 	opts  Options
 
 	// writeMu serialises writes, so that UpdateService's read, change and
@@ -87,7 +88,7 @@ const diagnosticsOwner = "memory"
 // registry's metrics is an error.
 func New(opts Options) (*Registry, error) {
 	opts = opts.withDefaults()
-	r := &Registry{store: store.New(model.ShardKey{Provider: opts.Provider, Cluster: opts.ClusterID}), opts: opts}
+	r := &Registry{store: store.New(), shard: model.ShardKey{Provider: opts.Provider, Cluster: opts.ClusterID}, opts: opts}
 	m, err := metrics.New(opts.Metrics, opts.Provider.String(), opts.ClusterID)
 	if err != nil {
 		return nil, fmt.Errorf("%s: metrics: %w", r, err)
@@ -187,7 +188,7 @@ func (r *Registry) SetEndpoints(key model.ServiceKey, eps ...*model.Endpoint) {
 	}
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
-	r.store.SetEndpoints(key, list)
+	r.store.SetEndpoints(r.shard, key, list)
 }
 
 // AddWorkload adds workload instances (Pods or WorkloadEntries),

@@ -26,7 +26,7 @@ func Example() {
 }
 
 func printTargets(d registry.Discovery, ip netip.Addr) {
-	for _, t := range d.ProxyTargets("", ip) {
+	for _, t := range d.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{ip}}) {
 		fmt.Printf("%s serves %s:%d (%s) on %d\n", ip, t.Service.Hostname, t.Port.Port, t.Port.Protocol, t.TargetPort)
 	}
 }

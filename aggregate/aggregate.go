@@ -63,6 +63,9 @@ type Controller struct {
 	runCtx context.Context // set while running
 	ran    bool
 	marked bool // the global store was marked synced
+	// settleRetry, while set, will look at the first sync again (see
+	// markIfReady).
+	settleRetry *time.Timer
 	// metrics is nil unless Options.Metrics is set; started is when Run
 	// started, for the initial sync's metric.
 	metrics *metrics.Registry
@@ -86,11 +89,16 @@ type member struct {
 	// detached is set, under each merger's mu, once the member is
 	// removed: events still in flight are then dropped.
 	detached atomic.Bool
+	// synced is set when the member's SyncedEvent reaches the global
+	// merger, which then holds its initial state.
+	synced atomic.Bool
 
-	// Set by start.
+	// Set by start. timeout, with Options.SyncTimeout, looks at the
+	// aggregate's first sync again when the member's time is up.
 	cancel  context.CancelFunc
 	done    chan struct{}
 	started time.Time
+	timeout *time.Timer
 }
 
 // New returns an empty aggregate. Invalid mesh networks and a metrics
@@ -198,6 +206,9 @@ func (c *Controller) retire(m *member) {
 	}
 	c.removeSink(m)
 	c.forMergers(m.shard.Cluster, func(g *merger, _ bool) { m.detached.Store(true) })
+	if m.timeout != nil {
+		m.timeout.Stop()
+	}
 	if m.cancel != nil {
 		m.cancel()
 		<-m.done
@@ -229,7 +240,8 @@ func (c *Controller) forMergers(cluster model.ClusterID, f func(g *merger, globa
 }
 
 // memberHandler feeds m's events to a merger; the global merger's handler
-// also forwards workloads to the sinks, in the same order.
+// also forwards workloads to the sinks, in the same order, and takes m's
+// SyncedEvent (see memberSynced).
 func (c *Controller) memberHandler(m *member, g *merger, global bool) registry.Handler {
 	apply := func(ev registry.Event) {
 		g.mu.Lock()
@@ -242,12 +254,29 @@ func (c *Controller) memberHandler(m *member, g *merger, global bool) registry.H
 			c.forward(m, we)
 		}
 	}
-	return registry.HandlerFuncs{
+	h := registry.HandlerFuncs{
 		ServiceFunc:         func(e registry.ServiceEvent) { apply(e) },
 		EndpointsFunc:       func(e registry.EndpointsEvent) { apply(e) },
 		WorkloadFunc:        func(e registry.WorkloadEvent) { apply(e) },
 		NetworkGatewaysFunc: func(e registry.NetworkGatewaysEvent) { apply(e) },
 	}
+	if global {
+		h.SyncedFunc = func(registry.SyncedEvent) { c.memberSynced(m) }
+	}
+	return h
+}
+
+// memberSynced is told that m has synced, with its initial state in the
+// global merger: a pending replacement takes over, and the aggregate's
+// first sync may be complete.
+func (c *Controller) memberSynced(m *member) {
+	m.synced.Store(true)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.runCtx != nil && c.pending[m.shard] == m {
+		c.promote(m.shard, m)
+	}
+	c.markIfReady()
 }
 
 // start runs m on the aggregate's context. The caller holds c.mu.
@@ -256,6 +285,9 @@ func (c *Controller) start(m *member) {
 	m.cancel = cancel
 	m.done = make(chan struct{})
 	m.started = time.Now()
+	if c.opts.SyncTimeout > 0 {
+		m.timeout = time.AfterFunc(c.opts.SyncTimeout, c.checkSync)
+	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -281,11 +313,21 @@ func (c *Controller) Run(ctx context.Context) error {
 	for _, m := range c.allMembers() {
 		c.start(m)
 	}
+	c.markIfReady() // with no members, or only synced ones
 	c.mu.Unlock()
 
 	<-ctx.Done()
 	c.mu.Lock()
 	c.runCtx = nil
+	if c.settleRetry != nil {
+		c.settleRetry.Stop()
+		c.settleRetry = nil
+	}
+	for _, m := range c.allMembers() {
+		if m.timeout != nil {
+			m.timeout.Stop()
+		}
+	}
 	c.mu.Unlock()
 	c.wg.Wait()
 	return nil

@@ -228,7 +228,7 @@ func TestKubernetesServiceShadowsServiceEntryEverywhere(t *testing.T) {
 		if len(eps) != 1 || eps[0].Address() != "10.0.0.1" {
 			t.Fatalf("endpoints = %v, want only the Kubernetes endpoint", eps)
 		}
-		if ts := agg.ProxyTargets("", netip.MustParseAddr("192.168.0.1")); len(ts) != 0 {
+		if ts := agg.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{netip.MustParseAddr("192.168.0.1")}}); len(ts) != 0 {
 			t.Errorf("shadowed entry's endpoint is a proxy target: %v", ts)
 		}
 		synctest.Wait()
@@ -375,8 +375,7 @@ func TestReplaceKeepsEndpointsUntilTheNewRegistrySyncs(t *testing.T) {
 		// The new registry lists its state, then syncs.
 		s2 := repl.service("reviews", "ns", httpPort)
 		repl.endpoints(s2, "10.0.0.1", "10.0.0.2")
-		repl.st.MarkSynced()
-		time.Sleep(time.Second) // past the sync poll interval, in the bubble's clock
+		repl.st.MarkSynced() // its SyncedEvent promotes it: no time passes
 		synctest.Wait()
 
 		if old.running.Load() {

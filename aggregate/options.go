@@ -46,8 +46,11 @@ type Options struct {
 	// nil, none. The value must not be modified afterwards.
 	MeshNetworks *model.MeshNetworks
 
-	// SyncPollInterval is how often a replacement registry's sync is
-	// checked before the registry it replaces is retired. Default: 50ms.
+	// SyncPollInterval is how often the aggregate looks again at whether
+	// the workloads it handed between registries have been applied
+	// (registry.Settler), while that alone holds its first sync back:
+	// registries announce their own sync (registry.SyncedEvent), but not
+	// settling. Default: 50ms.
 	SyncPollInterval time.Duration
 
 	// Metrics, when set, receives the aggregate's Prometheus metrics,

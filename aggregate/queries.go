@@ -47,10 +47,10 @@ func (c *Controller) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
 	return c.global.st.WorkloadsByIP(ip)
 }
 
-// ProxyTargets returns the service ports that a workload with the IPs
-// serves (see registry.Discovery).
-func (c *Controller) ProxyTargets(namespace string, ips ...netip.Addr) []model.ServiceTarget {
-	return c.global.st.ProxyTargets(namespace, ips...)
+// ProxyTargets returns the service ports that a workload serves (see
+// registry.Discovery).
+func (c *Controller) ProxyTargets(q registry.ProxyQuery) []model.ServiceTarget {
+	return c.global.st.ProxyTargets(q)
 }
 
 // Subscribe registers a handler for the merged state's events; it first

@@ -2,7 +2,6 @@ package aggregate
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -40,25 +39,9 @@ func (c *Controller) Replace(r registry.Registry) error {
 	c.opts.Logger.Info("registry replacement pending", "shard", shard.String())
 	if c.runCtx == nil {
 		c.promote(shard, m)
-		return nil
 	}
-	ctx := c.runCtx
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		t := time.NewTicker(c.opts.SyncPollInterval)
-		defer t.Stop()
-		for !m.reg.HasSynced() {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		c.promote(shard, m)
-	}()
+	// Otherwise m takes over when its SyncedEvent reaches the global
+	// merger (memberSynced), with its initial state.
 	return nil
 }
 

@@ -18,27 +18,59 @@ import (
 // state has reached the aggregate's subscribers.
 func (c *Controller) HasSynced() bool {
 	c.mu.Lock()
-	// Members' sync is checked every time: a registry added later holds
-	// the aggregate back until it syncs. Settling, which comes and goes
-	// with every change, gates only the first sync.
-	if !c.membersSynced() || (!c.marked && !c.membersSettled()) {
-		c.mu.Unlock()
-		return false
-	}
-	if !c.marked {
-		c.global.st.MarkSynced()
-		c.marked = true
-		c.metrics.Synced(time.Since(c.started))
-	}
+	ready := c.markIfReady()
 	c.mu.Unlock()
-	return c.global.st.HasSynced()
+	return ready && c.global.st.HasSynced()
 }
 
-// membersSynced reports whether every member has synced or timed out. The
-// caller holds c.mu.
+// checkSync marks the merged state synced if it is ready. It runs when
+// something the first sync waits for may have happened: a member synced
+// (its SyncedEvent), timed out, or may have settled.
+func (c *Controller) checkSync() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.markIfReady()
+}
+
+// markIfReady marks the merged state synced, which publishes the
+// SyncedEvent to the aggregate's subscribers, once every member has
+// synced (or timed out) and settled; it reports whether every member has
+// synced and the state is marked. Members' sync is checked every time:
+// a registry added later holds HasSynced back until it syncs. Settling,
+// which comes and goes with every change, gates only the first sync;
+// nothing announces it, so while it alone is missing it is looked at
+// again every Options.SyncPollInterval. The caller holds c.mu.
+func (c *Controller) markIfReady() bool {
+	if !c.membersSynced() {
+		return false
+	}
+	if c.marked {
+		return true
+	}
+	if !c.membersSettled() {
+		if c.runCtx != nil && c.settleRetry == nil {
+			c.settleRetry = time.AfterFunc(c.opts.SyncPollInterval, func() {
+				c.mu.Lock()
+				c.settleRetry = nil
+				c.markIfReady()
+				c.mu.Unlock()
+			})
+		}
+		return false
+	}
+	c.global.st.MarkSynced()
+	c.marked = true
+	c.metrics.Synced(time.Since(c.started))
+	return true
+}
+
+// membersSynced reports whether every member has synced or timed out. A
+// member has synced once its SyncedEvent reached the global merger (its
+// own HasSynced waits for the aggregate's handler to return from that
+// event), or when it says so. The caller holds c.mu.
 func (c *Controller) membersSynced() bool {
 	for _, m := range c.members {
-		if !m.reg.HasSynced() && !c.timedOut(m) {
+		if !m.synced.Load() && !m.reg.HasSynced() && !c.timedOut(m) {
 			return false
 		}
 	}
@@ -59,7 +91,7 @@ func (c *Controller) membersSettled() bool {
 }
 
 func (c *Controller) timedOut(m *member) bool {
-	return c.opts.SyncTimeout > 0 && !m.started.IsZero() && time.Since(m.started) > c.opts.SyncTimeout
+	return c.opts.SyncTimeout > 0 && !m.started.IsZero() && time.Since(m.started) >= c.opts.SyncTimeout
 }
 
 // Diagnostics returns the diagnostics of every registry and the

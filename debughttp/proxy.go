@@ -118,7 +118,7 @@ func (h *handler) proxy(w http.ResponseWriter, r *http.Request) {
 		}
 		out := ProxyServices{Generation: snap.Generation(), Services: Page[VisibleService]{Items: []VisibleService{}, Total: page.Total, Next: page.Next},
 			Inbound: []string{}}
-		for _, t := range snap.Inbound(p) {
+		for _, t := range h.opts.View.Inbound(p) {
 			out.Inbound = append(out.Inbound, fmt.Sprintf("%s:%d -> %d", t.Service.Key(), t.Port.Port, t.TargetPort))
 		}
 		for _, svc := range page.Items {

@@ -242,7 +242,7 @@ func TestControllerNamespaceSelector(t *testing.T) {
 	_, err = f.CoreV1().Namespaces().Update(ctx, nsObj("out", nil), metav1.UpdateOptions{})
 	mustNot(t, err)
 	waitFor(t, "namespace deselected", func() bool {
-		return c.GetService(host("out", "b")) == nil && len(c.Workloads()) == 0 && len(c.ProxyTargets("", netip.MustParseAddr("10.1.0.2"))) == 0
+		return c.GetService(host("out", "b")) == nil && len(c.Workloads()) == 0 && len(c.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{netip.MustParseAddr("10.1.0.2")}})) == 0
 	})
 }
 
@@ -370,10 +370,10 @@ func TestControllerProxyTargets(t *testing.T) {
 	)
 	c := startController(t, f, Options{})
 	ip := netip.MustParseAddr("10.1.0.1")
-	if got := c.ProxyTargets("", ip); len(got) != 2 {
+	if got := c.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{ip}}); len(got) != 2 {
 		t.Errorf("unscoped targets = %v", got)
 	}
-	got := c.ProxyTargets("default", ip)
+	got := c.ProxyTargets(registry.ProxyQuery{Namespace: "default", IPs: []netip.Addr{ip}})
 	if len(got) != 1 || got[0].Service.Name != "a" || got[0].TargetPort != 8080 || got[0].Port.Port != 80 {
 		t.Errorf("scoped targets = %+v", got)
 	}

@@ -345,7 +345,7 @@ func TestControllerMCSClusterSetHost(t *testing.T) {
 			if (local == set) == clusterLocal {
 				t.Errorf("the hosts share their endpoint: %v, want %v (they do when their discoverability agrees)", local == set, !clusterLocal)
 			}
-			if ts := c.ProxyTargets("ns", netip.MustParseAddr("10.0.0.1")); len(ts) != 1 || ts[0].Service.Hostname != host("ns", "svc") {
+			if ts := c.ProxyTargets(registry.ProxyQuery{Namespace: "ns", IPs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}}); len(ts) != 1 || ts[0].Service.Hostname != host("ns", "svc") {
 				t.Errorf("proxy targets %v, want the Service alone (the ClusterSet host is no target)", ts)
 			}
 

@@ -46,10 +46,10 @@ func (c *Controller) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
 // declare (see the package doc), sorted.
 func (c *Controller) NetworkGateways() []model.NetworkGateway { return c.store.NetworkGateways() }
 
-// ProxyTargets returns the service ports that a workload with the IPs
-// serves (see registry.Discovery).
-func (c *Controller) ProxyTargets(namespace string, ips ...netip.Addr) []model.ServiceTarget {
-	return c.store.ProxyTargets(namespace, ips...)
+// ProxyTargets returns the service ports that a workload serves (see
+// registry.Discovery).
+func (c *Controller) ProxyTargets(q registry.ProxyQuery) []model.ServiceTarget {
+	return c.store.ProxyTargets(q)
 }
 
 // Diagnostics returns what the registry refused or could not fully use,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/meshreg/meshreg/internal/bench"
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
 	"github.com/meshreg/meshreg/registry/memory"
 )
 
@@ -55,7 +56,7 @@ func largeView(b *testing.B) (*View, *memory.Registry, []*model.Service) {
 		b.Fatal(err)
 	}
 	for _, svc := range svcs {
-		v.mark(svc.Key())
+		markFrom(v, reg, svc.Key())
 	}
 	v.markGateways()
 	v.apply()
@@ -107,24 +108,23 @@ func BenchmarkEndpoints(b *testing.B) {
 	}
 }
 
-// BenchmarkInbound is Snapshot.Inbound for a proxy of one IP.
+// BenchmarkInbound is View.Inbound for a proxy of one IP.
 func BenchmarkInbound(b *testing.B) {
 	v, _, _ := largeView(b)
-	s := v.Snapshot()
 	p := &Proxy{Namespace: "ns-000", Cluster: "c1", IPs: []netip.Addr{netip.MustParseAddr("10.1.0.0")}}
-	if n := len(s.Inbound(p)); n != 2 {
+	if n := len(v.Inbound(p)); n != 2 {
 		b.Fatalf("%d inbound targets", n)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		s.Inbound(p)
+		v.Inbound(p)
 	}
 }
 
 // BenchmarkSnapshot is the cost of a snapshot: "take" View.Snapshot, and
 // the next generation after one service's change, "endpoints" one
 // endpoint's health, "service" its labels (which moves it in the
-// visibility index), each including the reads of the changed service
+// visibility index), each including the read of the changed endpoints
 // from the registry.
 func BenchmarkSnapshot(b *testing.B) {
 	v, reg, svcs := largeView(b)
@@ -149,7 +149,7 @@ func BenchmarkSnapshot(b *testing.B) {
 			} else {
 				reg.SetEndpoints(svc.Key(), flipped...)
 			}
-			v.mark(svc.Key())
+			v.markEndpoints(svc.Key())
 			v.apply()
 		}
 	})
@@ -161,7 +161,7 @@ func BenchmarkSnapshot(b *testing.B) {
 			if err := reg.UpdateService(svc.Key(), func(s *model.Service) { s.Labels = map[string]string{"v": fmt.Sprint(i % 2)} }); err != nil {
 				b.Fatal(err)
 			}
-			v.mark(svc.Key())
+			v.markService(registry.ServiceEvent{Type: model.EventUpdate, Current: reg.ServiceByKey(svc.Key())})
 			v.apply()
 		}
 	})

@@ -35,7 +35,8 @@ func FuzzView(f *testing.F) {
 			src.gateways = []model.NetworkGateway{{Network: "n2", Address: ip, Port: 15443}, {Network: "n1", Address: host, Port: 1}}
 		}
 		src.add(svc, eps...)
-		s := src.snapshot(t, opts)
+		v := src.view(t, opts)
+		s := v.Snapshot()
 		p := &Proxy{Namespace: ns, Network: "n1", IPs: []netip.Addr{netip.MustParseAddr("10.0.0.9")}}
 		for _, v := range s.Services(p) {
 			s.Addresses(p, v)
@@ -43,7 +44,7 @@ func FuzzView(f *testing.F) {
 		}
 		s.ClusterLocal(svc.Hostname)
 		s.Visible(svc, ns)
-		s.Inbound(&Proxy{Namespace: ns, IPs: eps0(eps)})
+		v.Inbound(&Proxy{Namespace: ns, IPs: eps0(eps)})
 	})
 }
 

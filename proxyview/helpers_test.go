@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshreg/meshreg/internal/store"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
 
 // fakeSource is a registry.Reader whose state the test sets directly;
-// its Subscribe delivers nothing, so tests drive the view with mark and
-// apply, and it is always synced. It answers only the queries the view
-// makes.
+// its Subscribe delivers nothing, so tests tell the view what changed
+// (markFrom) and apply. It answers only the queries the view makes.
 type fakeSource struct {
 	registry.Discovery // nil: the other queries are not used
 	services           map[model.ServiceKey]*model.Service
@@ -33,25 +33,63 @@ func (f *fakeSource) NetworkGateways() []model.NetworkGateway         { return f
 func (f *fakeSource) Subscribe(registry.Handler) (unsubscribe func()) { return func() {} }
 func (f *fakeSource) HasSynced() bool                                 { return true }
 
+// ProxyTargets answers from a store holding f's state, each endpoint in
+// the shard of its service's provider and its cluster.
+func (f *fakeSource) ProxyTargets(q registry.ProxyQuery) []model.ServiceTarget {
+	st := store.New()
+	for key, svc := range f.services {
+		st.UpsertService(svc)
+		byShard := map[model.ShardKey][]*model.Endpoint{}
+		for _, e := range f.endpoints[key] {
+			shard := model.ShardKey{Provider: svc.Provider, Cluster: e.Cluster}
+			byShard[shard] = append(byShard[shard], e)
+		}
+		for shard, eps := range byShard {
+			st.SetEndpoints(shard, key, eps) // the store's own copies: it sorts them
+		}
+	}
+	return st.ProxyTargets(q)
+}
+
 func (f *fakeSource) add(svc *model.Service, eps ...*model.Endpoint) *model.Service {
 	f.services[svc.Key()] = svc
 	f.endpoints[svc.Key()] = eps
 	return svc
 }
 
-// snapshot returns the view of everything in f, built without Run.
-func (f *fakeSource) snapshot(t *testing.T, opts Options) *Snapshot {
+// view returns a view of everything in f, built without Run: it is
+// told of each service as the source's events would tell it, and
+// synced.
+func (f *fakeSource) view(t *testing.T, opts Options) *View {
 	t.Helper()
 	v, err := New(f, opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	for k := range f.services {
-		v.mark(k)
+		markFrom(v, f, k)
 	}
 	v.markGateways()
+	v.markSynced()
 	v.apply()
-	return v.Snapshot()
+	return v
+}
+
+// snapshot returns the snapshot of f's view.
+func (f *fakeSource) snapshot(t *testing.T, opts Options) *Snapshot {
+	t.Helper()
+	return f.view(t, opts).Snapshot()
+}
+
+// markFrom tells v what src holds for a service, as the source's events
+// would: the service (or its delete), and that its endpoints changed.
+func markFrom(v *View, src registry.Discovery, key model.ServiceKey) {
+	if svc := src.ServiceByKey(key); svc != nil {
+		v.markService(registry.ServiceEvent{Type: model.EventUpdate, Current: svc})
+	} else {
+		v.markService(registry.ServiceEvent{Type: model.EventDelete, Previous: &model.Service{Namespace: key.Namespace, Hostname: key.Hostname}})
+	}
+	v.markEndpoints(key)
 }
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

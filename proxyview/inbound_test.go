@@ -21,11 +21,11 @@ func TestInbound(t *testing.T) {
 	set := kube("reviews", "a")
 	set.Hostname = model.ClusterSetHostname("reviews", "a")
 	f.add(set, ep("10.0.0.1", on("", "c1")))
-	s := f.snapshot(t, Options{})
+	v := f.view(t, Options{})
 
 	targets := func(p *Proxy) []string {
 		var out []string
-		for _, t := range s.Inbound(p) {
+		for _, t := range v.Inbound(p) {
 			out = append(out, t.Service.Key().String()+":"+t.Port.Name+"->"+strconv.FormatUint(uint64(t.TargetPort), 10))
 		}
 		return out

@@ -2,7 +2,6 @@ package proxyview
 
 import (
 	"cmp"
-	"net/netip"
 	"slices"
 
 	"github.com/meshreg/meshreg/internal/cow"
@@ -22,7 +21,6 @@ type Snapshot struct {
 	services cow.Map[model.ServiceKey, *entry]
 	vis      *visibility
 	gateways *gateways
-	ips      cow.Map[netip.Addr, []target]
 
 	// superseded is closed when a newer generation is published.
 	superseded chan struct{}

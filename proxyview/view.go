@@ -8,9 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"github.com/meshreg/meshreg/internal/cow"
 	"github.com/meshreg/meshreg/internal/workqueue"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -33,11 +31,14 @@ type Change struct {
 // state it publishes is a Snapshot with the next generation. It is safe
 // for concurrent use.
 //
-// The view follows the source's events: a service or endpoints event
-// marks the service, a gateways event the gateways, and Run's goroutine
-// reads what is marked from the source (never inside a lock of the
-// view's) and publishes a snapshot that shares everything else with the
-// previous one. Events that arrive while it works are one change.
+// The view follows the source's events and takes what they carry: a
+// service event's service, the fact that a service's endpoints or the
+// gateways changed, the source's SyncedEvent. Run's goroutine applies
+// them: it reads the marked services' endpoints (the events carry one
+// shard's list, the view wants the service's) and the gateways from the
+// source, never inside a lock of the view's, and publishes a snapshot
+// that shares everything else with the previous one. Events that arrive
+// while it works are one change.
 type View struct {
 	src  registry.Reader
 	conf *config
@@ -61,25 +62,41 @@ type View struct {
 	// looked holds the host names the resolver has looked up at least
 	// once, whatever the answer, as the marks apply took say: the view
 	// has not synced while a name the gateways use is not among them.
-	// Only apply uses it.
-	looked map[string]bool
+	// sourceSynced is set once the source's SyncedEvent is among the
+	// marks apply took. Only apply uses them.
+	looked       map[string]bool
+	sourceSynced bool
 }
 
 // marks are what changed in the source since apply last looked: services
-// by key, the gateways, and the gateway host names looked up for the
-// first time.
+// by key, the gateways, whether the source synced, and the gateway host
+// names looked up for the first time.
 type marks struct {
-	services map[model.ServiceKey]struct{}
+	services map[model.ServiceKey]serviceMark
 	gateways bool
+	synced   bool
 	looked   []string
 }
 
-func newMarks() marks { return marks{services: map[model.ServiceKey]struct{}{}} }
+// serviceMark is what the events since apply last looked said of one
+// service.
+type serviceMark struct {
+	// service says that a service event came; svc is then the service
+	// as the latest one left it, nil once deleted.
+	service bool
+	svc     *model.Service
+	// endpoints says that an endpoints event came: apply reads them.
+	endpoints bool
+}
 
-func (m *marks) empty() bool { return len(m.services) == 0 && !m.gateways && len(m.looked) == 0 }
+func newMarks() marks { return marks{services: map[model.ServiceKey]serviceMark{}} }
+
+func (m *marks) empty() bool {
+	return len(m.services) == 0 && !m.gateways && !m.synced && len(m.looked) == 0
+}
 
 // New returns a view of src (a registry or the aggregate); Run starts
-// it. The view's HasSynced waits for src's; when src is also a
+// it. The view syncs after src's SyncedEvent; when src is also a
 // registry.GatewayDiscovery, the view follows its network gateways. The
 // error wraps ErrInvalidOptions and names each option it cannot use.
 func New(src registry.Reader, opts Options) (*View, error) {
@@ -134,9 +151,10 @@ func (v *View) Run(ctx context.Context) error {
 		return fmt.Errorf("proxyview: %w", registry.ErrAlreadyRunning)
 	}
 	unsubscribe := v.src.Subscribe(registry.HandlerFuncs{
-		ServiceFunc:         func(e registry.ServiceEvent) { v.mark(e.Service().Key()) },
-		EndpointsFunc:       func(e registry.EndpointsEvent) { v.mark(e.Service) },
+		ServiceFunc:         v.markService,
+		EndpointsFunc:       func(e registry.EndpointsEvent) { v.markEndpoints(e.Service) },
 		NetworkGatewaysFunc: func(registry.NetworkGatewaysEvent) { v.markGateways() },
+		SyncedFunc:          func(registry.SyncedEvent) { v.markSynced() },
 	})
 	defer unsubscribe()
 	resolveCtx, stopResolving := context.WithCancel(ctx)
@@ -146,51 +164,50 @@ func (v *View) Run(ctx context.Context) error {
 		v.resolveLoop(resolveCtx)
 	}()
 	defer func() { stopResolving(); <-resolving }()
-	// The state the source had before the subscription: a source that has
-	// synced already may still be replaying it to the handler.
-	for _, svc := range v.src.Services() {
-		v.mark(svc.Key())
-	}
+	// The first snapshot, at generation 1, is published even when the
+	// source holds nothing.
 	v.markGateways()
-	// Until the view has synced it looks at the source's HasSynced every
-	// syncPoll, since no event says when that turns true.
-	poll := time.NewTicker(syncPoll)
-	defer poll.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-v.in.Wake():
-		case <-poll.C:
 		}
 		v.apply()
-		if v.HasSynced() {
-			poll.Stop()
-		}
 	}
 }
 
-// syncPoll is how often a view that has not synced asks its source
-// whether it has (client-go's WaitForCacheSync polls at 100ms).
-const syncPoll = 50 * time.Millisecond
+// markService records a service event: the service it leaves.
+func (v *View) markService(e registry.ServiceEvent) {
+	key := e.Service().Key()
+	v.in.Add(func(m *marks) {
+		sm := m.services[key]
+		sm.service, sm.svc = true, e.Current
+		m.services[key] = sm
+	})
+}
 
-func (v *View) mark(k model.ServiceKey) {
-	v.in.Add(func(m *marks) { m.services[k] = struct{}{} })
+// markEndpoints records that a service's endpoints changed.
+func (v *View) markEndpoints(key model.ServiceKey) {
+	v.in.Add(func(m *marks) {
+		sm := m.services[key]
+		sm.endpoints = true
+		m.services[key] = sm
+	})
 }
 
 func (v *View) markGateways() {
 	v.in.Add(func(m *marks) { m.gateways = true })
 }
 
-// sourceSynced reports whether the source has synced.
-func (v *View) sourceSynced() bool { return v.src.HasSynced() }
+func (v *View) markSynced() {
+	v.in.Add(func(m *marks) { m.synced = true })
+}
 
-// apply reads what is marked from the source and publishes the next
-// snapshot when anything changed.
+// apply takes what is marked, reads the marked endpoints and gateways
+// from the source, and publishes the next snapshot when anything
+// changed.
 func (v *View) apply() {
-	// Synced before taking the marks: everything the source had sent by
-	// then is marked, or was read when Run started.
-	synced := v.sourceSynced()
 	m := v.in.Take(newMarks())
 	defer v.in.Done()
 	keys := slices.SortedFunc(maps.Keys(m.services), model.ServiceKey.Compare)
@@ -198,27 +215,39 @@ func (v *View) apply() {
 	for _, name := range m.looked {
 		v.looked[name] = true
 	}
+	// The SyncedEvent comes after every event of the source's initial
+	// state, so the marks taken with it hold that state.
+	v.sourceSynced = v.sourceSynced || m.synced
 
 	old := v.snap.Load()
 	next := *old
 	var (
 		services = old.services.Edit()
-		ips      *cow.Editor[netip.Addr, []target]
 		vis      *visibilityEdit
 		change   = Change{Generation: old.gen + 1}
 	)
 	for _, key := range keys {
-		svc := v.src.ServiceByKey(key)
-		var eps []*model.Endpoint
-		if svc != nil {
-			eps = v.src.Endpoints(key, registry.EndpointQuery{})
-		}
+		sm := m.services[key]
 		prev, had := services.Get(key)
-		svcChanged := !had || !prev.svc.Equals(svc)
-		epsChanged := !had || !slices.EqualFunc(prev.eps, eps, (*model.Endpoint).Equals)
-		if !had && svc == nil || !svcChanged && !epsChanged {
-			continue
+		var svc *model.Service
+		var eps []*model.Endpoint
+		switch {
+		case sm.service:
+			svc = sm.svc
+		case had:
+			svc = prev.svc
 		}
+		switch {
+		case svc == nil:
+		case sm.endpoints:
+			eps = v.src.Endpoints(key, registry.EndpointQuery{})
+		case had:
+			eps = prev.eps
+		}
+		if !had && svc == nil {
+			continue // added and deleted, or endpoints of an unknown service
+		}
+		svcChanged := sm.service || svc == nil
 		change.Services = append(change.Services, key)
 		var cur *entry
 		if svc != nil {
@@ -244,23 +273,10 @@ func (v *View) apply() {
 				vis.add(cur.svc, cur.scope)
 			}
 		}
-		if epsChanged {
-			if ips == nil {
-				ips = old.ips.Edit()
-			}
-			var prevEps []*model.Endpoint
-			if had {
-				prevEps = prev.eps
-			}
-			reindex(ips, key, prevEps, eps)
-		}
 	}
 	next.services = services.Done()
 	if vis != nil {
 		next.vis = vis.done()
-	}
-	if ips != nil {
-		next.ips = ips.Done()
 	}
 	if readGateways {
 		var gws []model.NetworkGateway
@@ -276,40 +292,13 @@ func (v *View) apply() {
 			change.Gateways = true
 		}
 	}
-	next.synced = old.synced || synced && v.namesLooked()
+	next.synced = old.synced || v.sourceSynced && v.namesLooked()
 	if len(change.Services) > 0 || change.Gateways || next.synced != old.synced || old.gen == 0 {
 		next.gen = change.Generation
 		next.superseded = make(chan struct{})
 		v.snap.Store(&next)
 		close(old.superseded)
 		v.notify(change)
-	}
-}
-
-// reindex moves one service's entries in the inbound index from its old
-// endpoints to its new ones, touching only the IPs whose entries
-// changed: a change of health alone touches none.
-func reindex(ips *cow.Editor[netip.Addr, []target], key model.ServiceKey, prev, cur []*model.Endpoint) {
-	before, after := targetsOf(key, prev), targetsOf(key, cur)
-	for a, was := range before {
-		if slices.Equal(was, after[a]) {
-			continue
-		}
-		ts, _ := ips.Get(a)
-		ts = slices.DeleteFunc(slices.Clone(ts), func(t target) bool { return t.key == key })
-		ts = append(ts, after[a]...)
-		if len(ts) == 0 {
-			ips.Delete(a)
-		} else {
-			ips.Set(a, ts)
-		}
-	}
-	for a, add := range after {
-		if _, done := before[a]; done {
-			continue
-		}
-		ts, _ := ips.Get(a)
-		ips.Set(a, append(slices.Clip(ts), add...))
 	}
 }
 

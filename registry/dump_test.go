@@ -34,7 +34,7 @@ func (f *fakeDiscovery) ServiceByKey(model.ServiceKey) *model.Service       { re
 func (f *fakeDiscovery) Workloads() []*model.WorkloadInstance               { return f.workloads }
 func (f *fakeDiscovery) WorkloadsByIP(netip.Addr) []*model.WorkloadInstance { return nil }
 func (f *fakeDiscovery) Diagnostics() []model.Diagnostic                    { return f.diags }
-func (f *fakeDiscovery) ProxyTargets(string, ...netip.Addr) []model.ServiceTarget {
+func (f *fakeDiscovery) ProxyTargets(registry.ProxyQuery) []model.ServiceTarget {
 	return nil
 }
 func (f *fakeDiscovery) Endpoints(key model.ServiceKey, q registry.EndpointQuery) []*model.Endpoint {

@@ -3,7 +3,8 @@ package registry
 import "github.com/meshreg/meshreg/model"
 
 // Event is one change a registry publishes: a ServiceEvent, an
-// EndpointsEvent, a WorkloadEvent or a NetworkGatewaysEvent.
+// EndpointsEvent, a WorkloadEvent or a NetworkGatewaysEvent; or the
+// SyncedEvent that says the initial state is complete.
 type Event interface {
 	// Deliver calls the handler's method for the event's kind.
 	Deliver(h Handler)
@@ -119,9 +120,13 @@ type GatewayHandler interface {
 //     reaches each handler that takes its kind, in order, for as long as
 //     the handler is subscribed: a slow handler is never sent a summary
 //     in place of the events it has not handled yet.
+//   - A SyncHandler receives one SyncedEvent, after the events that hold
+//     the registry's initial state: when the registry syncs, or, for a
+//     handler that subscribes later, right after its initial events.
+//     HasSynced says the same to those who ask; a consumer that takes
+//     the event needs no polling.
 //   - A registry that is also a Settler says when every input handed to
-//     it so far has been applied and its events delivered (Settled);
-//     HasSynced says so of the initial state.
+//     it so far has been applied and its events delivered (Settled).
 //   - Handlers are called without any registry lock held: they may query
 //     the registry, and subscribe or unsubscribe, but the registry may
 //     have moved on from the state the event describes. A slow handler
@@ -143,8 +148,9 @@ const (
 	EndpointsEvents
 	WorkloadEvents
 	NetworkGatewayEvents
+	SyncedEvents
 
-	AllEvents = ServiceEvents | EndpointsEvents | WorkloadEvents | NetworkGatewayEvents
+	AllEvents = ServiceEvents | EndpointsEvents | WorkloadEvents | NetworkGatewayEvents | SyncedEvents
 )
 
 // kindOf returns the kind of ev; AllEvents for an event of another type,
@@ -159,21 +165,27 @@ func kindOf(ev Event) EventKinds {
 		return WorkloadEvents
 	case NetworkGatewaysEvent:
 		return NetworkGatewayEvents
+	case SyncedEvent:
+		return SyncedEvents
 	}
 	return AllEvents
 }
 
 // kindsOf returns the kinds of event a handler takes: those a Selective
 // handler names, else every kind, gateway events only to a
-// GatewayHandler.
+// GatewayHandler and the synced event only to a SyncHandler.
 func kindsOf(h Handler) EventKinds {
 	if sel, ok := h.(Selective); ok {
 		return sel.EventKinds()
 	}
-	if _, ok := h.(GatewayHandler); ok {
-		return AllEvents
+	k := AllEvents
+	if _, ok := h.(GatewayHandler); !ok {
+		k &^= NetworkGatewayEvents
 	}
-	return AllEvents &^ NetworkGatewayEvents
+	if _, ok := h.(SyncHandler); !ok {
+		k &^= SyncedEvents
+	}
+	return k
 }
 
 // Selective is implemented by handlers that take only some kinds of
@@ -197,11 +209,14 @@ type HandlerFuncs struct {
 	// NetworkGatewaysFunc takes network gateway events (see
 	// GatewayHandler).
 	NetworkGatewaysFunc func(NetworkGatewaysEvent)
+	// SyncedFunc takes the synced event (see SyncHandler).
+	SyncedFunc func(SyncedEvent)
 }
 
 var (
 	_ Selective      = HandlerFuncs{}
 	_ GatewayHandler = HandlerFuncs{}
+	_ SyncHandler    = HandlerFuncs{}
 )
 
 // EventKinds returns the kinds of event whose function is set.
@@ -218,6 +233,9 @@ func (f HandlerFuncs) EventKinds() EventKinds {
 	}
 	if f.NetworkGatewaysFunc != nil {
 		k |= NetworkGatewayEvents
+	}
+	if f.SyncedFunc != nil {
+		k |= SyncedEvents
 	}
 	return k
 }
@@ -247,5 +265,12 @@ func (f HandlerFuncs) OnWorkload(e WorkloadEvent) {
 func (f HandlerFuncs) OnNetworkGateways(e NetworkGatewaysEvent) {
 	if f.NetworkGatewaysFunc != nil {
 		f.NetworkGatewaysFunc(e)
+	}
+}
+
+// OnSynced calls SyncedFunc if it is set.
+func (f HandlerFuncs) OnSynced(e SyncedEvent) {
+	if f.SyncedFunc != nil {
+		f.SyncedFunc(e)
 	}
 }

@@ -226,6 +226,12 @@ func (s *subscription) push(q queued) {
 	s.depth.Add(1)
 	s.pushed.Store(q.seq)
 	if !s.running {
+		// An idle subscription has handled everything queued for it, so
+		// the events before q that it does not take (Selective) must not
+		// hold back a mark that falls between them and q either.
+		if q.seq-1 > s.done.Load() {
+			s.done.Store(q.seq - 1)
+		}
 		s.running = true
 		go s.drain()
 	}

@@ -43,13 +43,12 @@ type Discovery interface {
 	// address, sorted as Workloads sorts them.
 	WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance
 
-	// ProxyTargets returns the service ports that a workload with the
-	// given IPs serves: every endpoint whose addresses include one of
-	// the IPs yields its service and port. When namespace is not "",
-	// only services in that namespace are returned, so that a workload
-	// cannot be made to back another namespace's services. Targets are
-	// sorted by hostname, namespace and port, without duplicates.
-	ProxyTargets(namespace string, ips ...netip.Addr) []model.ServiceTarget
+	// ProxyTargets returns the service ports that a workload serves:
+	// every endpoint whose addresses include one of q.IPs yields its
+	// service and port, narrowed to the workload's namespace and cluster
+	// as q says. Targets are sorted by hostname, namespace and port,
+	// without duplicates.
+	ProxyTargets(q ProxyQuery) []model.ServiceTarget
 
 	// Diagnostics returns what the registry refused or could not fully
 	// use, sorted by model.CompareDiagnostics.
@@ -80,6 +79,23 @@ type EndpointQuery struct {
 // Matches reports whether an endpoint is within the query.
 func (q EndpointQuery) Matches(e *model.Endpoint) bool {
 	return (q.Port == "" || e.ServicePortName == q.Port) && (q.Cluster == "" || e.Cluster == q.Cluster)
+}
+
+// ProxyQuery names a workload for ProxyTargets, by its addresses, and
+// scopes the answer as Istio scopes a proxy's service targets.
+type ProxyQuery struct {
+	// IPs are the workload's addresses.
+	IPs []netip.Addr
+	// Namespace, when not "", keeps only services in that namespace, so
+	// that a workload cannot be made to back another namespace's
+	// services.
+	Namespace string
+	// Cluster, when not "", keeps a Kubernetes Service's endpoints only
+	// from that cluster: a proxy serves its own cluster's Services, and
+	// another cluster's pod may have the same IP. A ServiceEntry's
+	// endpoints count from every cluster, as Istio searches the
+	// ServiceEntry registry for every proxy.
+	Cluster model.ClusterID
 }
 
 // ErrAlreadyRunning is wrapped by the error of a Run called on a

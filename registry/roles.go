@@ -3,7 +3,8 @@ package registry
 import "github.com/meshreg/meshreg/model"
 
 // Reader is what a consumer needs of a registry: its queries, a
-// subscription to its events, and whether its initial state is complete.
+// subscription to its events, and whether its initial state is complete
+// (HasSynced, and the SyncedEvent a subscription receives).
 // Every registry (the kube and serviceentry controllers, registry/memory)
 // and the aggregate are Readers; consumers (proxyview, debughttp, the
 // examples) take one. See Handler for the subscription's contract.

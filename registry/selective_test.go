@@ -16,6 +16,7 @@ func TestHandlerFuncsEventKinds(t *testing.T) {
 	eps := func(registry.EndpointsEvent) {}
 	wl := func(registry.WorkloadEvent) {}
 	gws := func(registry.NetworkGatewaysEvent) {}
+	synced := func(registry.SyncedEvent) {}
 	tests := []struct {
 		name string
 		h    registry.HandlerFuncs
@@ -27,13 +28,14 @@ func TestHandlerFuncsEventKinds(t *testing.T) {
 		{"workloads", registry.HandlerFuncs{WorkloadFunc: wl}, registry.WorkloadEvents},
 		{"services and workloads", registry.HandlerFuncs{ServiceFunc: svc, WorkloadFunc: wl}, registry.ServiceEvents | registry.WorkloadEvents},
 		{"gateways", registry.HandlerFuncs{NetworkGatewaysFunc: gws}, registry.NetworkGatewayEvents},
-		{"all but gateways", registry.HandlerFuncs{ServiceFunc: svc, EndpointsFunc: eps, WorkloadFunc: wl}, registry.AllEvents &^ registry.NetworkGatewayEvents},
-		{"all", registry.HandlerFuncs{ServiceFunc: svc, EndpointsFunc: eps, WorkloadFunc: wl, NetworkGatewaysFunc: gws}, registry.AllEvents},
+		{"synced", registry.HandlerFuncs{SyncedFunc: synced}, registry.SyncedEvents},
+		{"all but gateways and synced", registry.HandlerFuncs{ServiceFunc: svc, EndpointsFunc: eps, WorkloadFunc: wl}, registry.AllEvents &^ registry.NetworkGatewayEvents &^ registry.SyncedEvents},
+		{"all", registry.HandlerFuncs{ServiceFunc: svc, EndpointsFunc: eps, WorkloadFunc: wl, NetworkGatewaysFunc: gws, SyncedFunc: synced}, registry.AllEvents},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := tt.h.EventKinds(); got != tt.want {
-				t.Errorf("EventKinds() = %03b, want %03b", got, tt.want)
+				t.Errorf("EventKinds() = %05b, want %05b", got, tt.want)
 			}
 		})
 	}

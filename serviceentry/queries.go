@@ -45,10 +45,10 @@ func (c *Controller) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
 	return c.store.WorkloadsByIP(ip)
 }
 
-// ProxyTargets returns the service ports that a workload with the IPs
-// serves (see registry.Discovery).
-func (c *Controller) ProxyTargets(namespace string, ips ...netip.Addr) []model.ServiceTarget {
-	return c.store.ProxyTargets(namespace, ips...)
+// ProxyTargets returns the service ports that a workload serves (see
+// registry.Discovery).
+func (c *Controller) ProxyTargets(q registry.ProxyQuery) []model.ServiceTarget {
+	return c.store.ProxyTargets(q)
 }
 
 // Diagnostics returns what the registry refused or could not fully use

@@ -29,9 +29,9 @@ const (
 	QProxyTargets    = "ProxyTargets"
 	QProxyTargetsMis = "ProxyTargets miss"
 	// QProxyTargetsMisSlice passes the IPs as a slice the caller holds
-	// (as a proxy's address list is), where the plain miss passes one IP
-	// as a variadic argument: through an interface call Go allocates
-	// that argument's array at the call site.
+	// (as a proxy's address list is), where the plain miss builds a
+	// one-IP slice for each call: through an interface call Go
+	// allocates that slice's array at the call site.
 	QProxyTargetsMisSlice = "ProxyTargets miss, IPs as a slice"
 )
 
@@ -102,10 +102,10 @@ func runQueries(d registry.Discovery, sc *Scenario) []QueryResult {
 			}
 		}
 	})
-	add(QProxyTargets, len(d.ProxyTargets("", ips[0])), func(b *testing.B) {
+	add(QProxyTargets, len(d.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{ips[0]}})), func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			if len(d.ProxyTargets("", ips[i%len(ips)])) == 0 {
+			if len(d.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{ips[i%len(ips)]}})) == 0 {
 				b.Fatal("no targets")
 			}
 		}
@@ -113,7 +113,7 @@ func runQueries(d registry.Discovery, sc *Scenario) []QueryResult {
 	add(QProxyTargetsMis, 0, func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if len(d.ProxyTargets("", missIP)) != 0 {
+			if len(d.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{missIP}})) != 0 {
 				b.Fatal("unexpected targets")
 			}
 		}
@@ -122,7 +122,7 @@ func runQueries(d registry.Discovery, sc *Scenario) []QueryResult {
 	add(QProxyTargetsMisSlice, 0, func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if len(d.ProxyTargets("", missIPs...)) != 0 {
+			if len(d.ProxyTargets(registry.ProxyQuery{IPs: missIPs})) != 0 {
 				b.Fatal("unexpected targets")
 			}
 		}

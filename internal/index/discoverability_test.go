@@ -7,6 +7,7 @@ import (
 
 	"github.com/meshreg/meshreg/internal/index"
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
 )
 
 func endpointAt(ip string, d model.Discoverability) *model.Endpoint {
@@ -70,7 +71,7 @@ func TestEndpointsByIPSharedEndpoint(t *testing.T) {
 	ip := netip.MustParseAddr("10.0.0.1")
 	targets := func() []model.Hostname {
 		var out []model.Hostname
-		for _, t := range x.ProxyTargets("", []netip.Addr{ip}) {
+		for _, t := range x.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{ip}}) {
 			out = append(out, t.Service.Hostname)
 		}
 		return out

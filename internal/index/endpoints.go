@@ -2,11 +2,11 @@ package index
 
 import (
 	"cmp"
-	"net/netip"
 	"slices"
 
 	"github.com/meshreg/meshreg/internal/ipmap"
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
 )
 
 // Owner is the service that indexed endpoints belong to: its key, and the
@@ -139,21 +139,25 @@ func (x *EndpointsByIP) replaceOne(o *Owner, prev, ep *model.Endpoint) {
 }
 
 // ProxyTargets returns the service ports served by the indexed endpoints
-// with one of the IPs, limited to a namespace when one is given, sorted
-// by hostname, namespace, port and target port, without duplicates (the
-// order registry.Discovery.ProxyTargets promises). A ClusterSet host
+// with one of the query's IPs, narrowed as it says (see
+// registry.ProxyQuery), sorted by hostname, namespace, port and target
+// port, without duplicates (the order registry.Discovery.ProxyTargets
+// promises). A ClusterSet host
 // (model.Hostname.IsClusterSet) is no target: a workload serves its
 // Services, as Istio's targets are (the ClusterSet host shares their
 // endpoints). Finding nothing allocates nothing.
-func (x *EndpointsByIP) ProxyTargets(namespace string, ips []netip.Addr) []model.ServiceTarget {
+func (x *EndpointsByIP) ProxyTargets(q registry.ProxyQuery) []model.ServiceTarget {
 	var out []model.ServiceTarget
-	for _, ip := range ips {
+	for _, ip := range q.IPs {
 		refs := x.m.Get(ip)
 		for _, ref := range refs {
-			if (namespace != "" && ref.owner.Key.Namespace != namespace) || ref.owner.Key.Hostname.IsClusterSet() {
+			if (q.Namespace != "" && ref.owner.Key.Namespace != q.Namespace) || ref.owner.Key.Hostname.IsClusterSet() {
 				continue
 			}
 			svc := ref.owner.Service // indexed endpoints belong to present services
+			if q.Cluster != "" && svc.Provider == model.Kubernetes && ref.ep.Cluster != q.Cluster {
+				continue
+			}
 			port, ok := svc.PortByName(ref.ep.ServicePortName)
 			if !ok {
 				continue

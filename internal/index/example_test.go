@@ -6,6 +6,7 @@ import (
 
 	"github.com/meshreg/meshreg/internal/index"
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
 )
 
 // A store keeps its services and their endpoints in indexes; an endpoint
@@ -28,7 +29,7 @@ func Example() {
 	byIP.Add(owner, eps)
 
 	fmt.Println(services.Winner("reviews.default.svc.cluster.local").Name)
-	for _, t := range byIP.ProxyTargets("", []netip.Addr{netip.MustParseAddr("10.1.0.1")}) {
+	for _, t := range byIP.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{netip.MustParseAddr("10.1.0.1")}}) {
 		fmt.Println(t.Service.Hostname, t.Port.Port, t.TargetPort)
 	}
 	// Output:

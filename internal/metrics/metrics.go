@@ -141,6 +141,8 @@ func kindName(k registry.EventKinds) string {
 		return "workload"
 	case registry.NetworkGatewayEvents:
 		return "gateways"
+	case registry.SyncedEvents:
+		return "synced"
 	}
 	return "other"
 }

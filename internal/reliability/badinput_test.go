@@ -357,7 +357,7 @@ func badCases() []badCase {
 		// WorkloadEntries.
 		{name: "workload entry claiming a good pod's IP", yaml: weYAML("thief", "bad", "  address: 10.1.0.1\n  labels: {app: web}\n"),
 			rule: "a WorkloadEntry joins services of its own namespace only; proxy targets of good's pod IP stay good's", check: func(t *testing.T, _ *registry.Dump, disc registry.Discovery) {
-				for _, tg := range disc.ProxyTargets("good", netip.MustParseAddr("10.1.0.1")) {
+				for _, tg := range disc.ProxyTargets(registry.ProxyQuery{Namespace: "good", IPs: []netip.Addr{netip.MustParseAddr("10.1.0.1")}}) {
 					if tg.Service.Namespace != "good" {
 						t.Errorf("target %s/%s", tg.Service.Namespace, tg.Service.Hostname)
 					}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
 )
 
 // The config cluster a: a Service web of ns-a with its pod pa, and a
@@ -99,7 +100,7 @@ func TestIsolationRemoteWorkloadEntries(t *testing.T) {
 
 	// pa's IP serves ns-a's services as pa; the thief's entry at that IP
 	// is cluster b's, of ns-b, and serves nothing of ns-a.
-	for _, tg := range disc.ProxyTargets("ns-a", netip.MustParseAddr("10.1.0.1")) {
+	for _, tg := range disc.ProxyTargets(registry.ProxyQuery{Namespace: "ns-a", IPs: []netip.Addr{netip.MustParseAddr("10.1.0.1")}}) {
 		if tg.Service.Namespace != "ns-a" {
 			t.Errorf("ns-a's pod IP has a target of %s/%s", tg.Service.Namespace, tg.Service.Hostname)
 		}

@@ -288,7 +288,7 @@ func TestIsolation(t *testing.T) {
 
 	t.Run("a WorkloadEntry reusing a pod's IP cannot steal its identity", func(t *testing.T) {
 		ip := netip.MustParseAddr("10.1.0.1")
-		targets := disc.ProxyTargets("ns-a", ip)
+		targets := disc.ProxyTargets(registry.ProxyQuery{Namespace: "ns-a", IPs: []netip.Addr{ip}})
 		if len(targets) == 0 {
 			t.Fatal("no proxy targets for the pod")
 		}
@@ -297,7 +297,7 @@ func TestIsolation(t *testing.T) {
 				t.Errorf("ns-a's pod IP has a target of %s/%s", tg.Service.Namespace, tg.Service.Hostname)
 			}
 		}
-		for _, tg := range disc.ProxyTargets("ns-b", ip) {
+		for _, tg := range disc.ProxyTargets(registry.ProxyQuery{Namespace: "ns-b", IPs: []netip.Addr{ip}}) {
 			if tg.Service.Namespace != "ns-b" {
 				t.Errorf("ProxyTargets(ns-b) returned %s/%s", tg.Service.Namespace, tg.Service.Hostname)
 			}

@@ -36,7 +36,7 @@ func Example() {
 	s.UpsertService(svc)
 	<-done
 
-	for _, t := range s.ProxyTargets("default", netip.MustParseAddr("10.1.0.1")) {
+	for _, t := range s.ProxyTargets(registry.ProxyQuery{Namespace: "default", IPs: []netip.Addr{netip.MustParseAddr("10.1.0.1")}}) {
 		fmt.Println(t.Service.Hostname, t.Port.Port, t.TargetPort)
 	}
 	// Output:

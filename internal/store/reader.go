@@ -78,11 +78,11 @@ func (s *Store) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
 }
 
 // ProxyTargets returns the service ports served by visible endpoints
-// with one of the IPs, limited to a namespace when one is given.
-func (s *Store) ProxyTargets(namespace string, ips ...netip.Addr) []model.ServiceTarget {
+// with one of the query's IPs, narrowed as it says.
+func (s *Store) ProxyTargets(q registry.ProxyQuery) []model.ServiceTarget {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.byIP.ProxyTargets(namespace, ips)
+	return s.byIP.ProxyTargets(q)
 }
 
 // Diagnostics returns every diagnostic, sorted. The slice is cached until
@@ -105,7 +105,8 @@ func (s *Store) NetworkGateways() []model.NetworkGateway {
 
 // Subscribe registers h; it first receives the current state: every
 // service, sorted, then each one's visible shards' lists, then every
-// workload, sorted, then the network gateways.
+// workload, sorted, then the network gateways, then, once the store is
+// synced, the SyncedEvent.
 func (s *Store) Subscribe(h registry.Handler) (unsubscribe func()) {
 	// Exclusive, so that no write slips between the snapshot and the
 	// registration.
@@ -133,6 +134,9 @@ func (s *Store) Subscribe(h registry.Handler) (unsubscribe func()) {
 	}
 	if len(s.gateways) > 0 {
 		initial = append(initial, registry.NetworkGatewaysEvent{Gateways: s.gateways, Initial: true})
+	}
+	if s.synced.Load() {
+		initial = append(initial, registry.SyncedEvent{Initial: true})
 	}
 	return s.notifier.Subscribe(h, initial)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"unsafe"
@@ -41,33 +42,32 @@ func TestProxyTargets(t *testing.T) {
 		return out
 	}
 	tests := []struct {
-		name      string
-		namespace string
-		ips       []netip.Addr
-		want      []string
+		name string
+		q    registry.ProxyQuery
+		want []string
 	}{
-		{"every namespace, sorted by hostname, namespace, port", "", []netip.Addr{ip("10.1.0.1")}, []string{
+		{"every namespace, sorted by hostname, namespace, port", registry.ProxyQuery{IPs: []netip.Addr{ip("10.1.0.1")}}, []string{
 			"default/ratings.default.svc.cluster.local:9080->8081",
 			"default/reviews.default.svc.cluster.local:9080->8080",
 			"default/reviews.default.svc.cluster.local:9090->7070",
 			"prod/reviews.prod.svc.cluster.local:9080->8082",
 		}},
-		{"namespace filter", "prod", []netip.Addr{ip("10.1.0.1")}, []string{
+		{"namespace filter", registry.ProxyQuery{Namespace: "prod", IPs: []netip.Addr{ip("10.1.0.1")}}, []string{
 			"prod/reviews.prod.svc.cluster.local:9080->8082",
 		}},
-		{"several IPs, duplicates dropped", "default", []netip.Addr{ip("10.1.0.2"), ip("10.1.0.1"), ip("10.1.0.2")}, []string{
+		{"several IPs, duplicates dropped", registry.ProxyQuery{Namespace: "default", IPs: []netip.Addr{ip("10.1.0.2"), ip("10.1.0.1"), ip("10.1.0.2")}}, []string{
 			"default/ratings.default.svc.cluster.local:9080->8081",
 			"default/reviews.default.svc.cluster.local:9080->8080",
 			"default/reviews.default.svc.cluster.local:9090->7070",
 		}},
-		{"unknown IP", "", []netip.Addr{ip("10.9.9.9")}, nil},
-		{"filtered out", "kube-system", []netip.Addr{ip("10.1.0.1")}, nil},
-		{"unknown service port", "", []netip.Addr{ip("10.1.0.9")}, nil},
-		{"no IPs", "", nil, nil},
+		{"unknown IP", registry.ProxyQuery{IPs: []netip.Addr{ip("10.9.9.9")}}, nil},
+		{"filtered out", registry.ProxyQuery{Namespace: "kube-system", IPs: []netip.Addr{ip("10.1.0.1")}}, nil},
+		{"unknown service port", registry.ProxyQuery{IPs: []netip.Addr{ip("10.1.0.9")}}, nil},
+		{"no IPs", registry.ProxyQuery{}, nil},
 	}
 	for _, tt := range tests {
-		if got := render(r.ProxyTargets(tt.namespace, tt.ips...)); !slices.Equal(got, tt.want) {
-			t.Errorf("%s: ProxyTargets(%q, %v) =\n  %q\nwant\n  %q", tt.name, tt.namespace, tt.ips, got, tt.want)
+		if got := render(r.ProxyTargets(tt.q)); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: ProxyTargets(%+v) =\n  %q\nwant\n  %q", tt.name, tt.q, got, tt.want)
 		}
 	}
 
@@ -75,8 +75,8 @@ func TestProxyTargets(t *testing.T) {
 	// hot path: it must not allocate.
 	unknown, known := ip("10.9.9.9"), ip("10.1.0.1")
 	for name, f := range map[string]func(){
-		"unknown IP":            func() { r.ProxyTargets("", unknown) },
-		"filtered by namespace": func() { r.ProxyTargets("kube-system", known) },
+		"unknown IP":            func() { r.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{unknown}}) },
+		"filtered by namespace": func() { r.ProxyTargets(registry.ProxyQuery{Namespace: "kube-system", IPs: []netip.Addr{known}}) },
 	} {
 		if allocs := testing.AllocsPerRun(100, f); allocs != 0 {
 			t.Errorf("ProxyTargets with nothing found (%s) allocates %v times, want 0", name, allocs)
@@ -289,4 +289,36 @@ func TestDiagnostics(t *testing.T) {
 	if got := names(); !slices.Equal(got, []string{"a", "c"}) {
 		t.Errorf("the caller's later change reached the store: %v", got)
 	}
+}
+
+// A SyncHandler hears that the store synced once, in order: an early
+// subscriber after the events before MarkSynced, a late one at the end
+// of its initial events.
+func TestSyncedEvent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := store.New()
+		record := func(log *[]string) registry.HandlerFuncs {
+			var mu sync.Mutex
+			add := func(line string) { mu.Lock(); *log = append(*log, line); mu.Unlock() }
+			return registry.HandlerFuncs{
+				ServiceFunc: func(e registry.ServiceEvent) { add("service " + e.Service().Name) },
+				SyncedFunc:  func(e registry.SyncedEvent) { add(fmt.Sprintf("synced initial=%t", e.Initial)) },
+			}
+		}
+		var early, late []string
+		defer s.Subscribe(record(&early))()
+		s.UpsertService(kubeService("default", "reviews"))
+		s.MarkSynced()
+		s.MarkSynced() // once only
+		s.UpsertService(kubeService("default", "ratings"))
+		synctest.Wait()
+		defer s.Subscribe(record(&late))()
+		synctest.Wait()
+		if want := []string{"service reviews", "synced initial=false", "service ratings"}; !slices.Equal(early, want) {
+			t.Errorf("early subscriber got %q, want %q", early, want)
+		}
+		if want := []string{"service ratings", "service reviews", "synced initial=true"}; !slices.Equal(late, want) {
+			t.Errorf("late subscriber got %q, want %q", late, want)
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"testing"
@@ -54,10 +55,10 @@ func TestShardVisibility(t *testing.T) {
 			"endpoints Kubernetes/a "+key.String()+" []",
 			"update service "+key.String(),
 			"endpoints External/a "+key.String()+" [http/10.9.0.1:9080]")
-		if got := s.ProxyTargets("", netip.MustParseAddr("10.1.0.1")); len(got) != 0 {
+		if got := s.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{netip.MustParseAddr("10.1.0.1")}}); len(got) != 0 {
 			t.Errorf("ProxyTargets through a hidden shard = %v", got)
 		}
-		if got := s.ProxyTargets("", netip.MustParseAddr("10.9.0.1")); len(got) != 1 {
+		if got := s.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{netip.MustParseAddr("10.9.0.1")}}); len(got) != 1 {
 			t.Errorf("ProxyTargets through the visible shard = %v, want one target", got)
 		}
 
@@ -109,4 +110,46 @@ func TestMergesShards(t *testing.T) {
 			t.Errorf("Endpoints after cluster b left = %v, want cluster a's list itself", got)
 		}
 	})
+}
+
+// ProxyTargets' cluster keeps a Kubernetes Service's endpoints of that
+// cluster only (two clusters may reuse a pod IP), and a ServiceEntry's
+// endpoints of every cluster.
+func TestProxyTargetsCluster(t *testing.T) {
+	s := store.New()
+	svc := kubeService("default", "reviews")
+	entry := serviceEntry("default", "vm", "vm.example.com", 1)
+	s.UpsertService(svc)
+	s.UpsertService(entry)
+	s.SetEndpoints(kubeA, svc.Key(), []*model.Endpoint{shardEndpoint(kubeA, "10.1.0.1")})
+	inB := shardEndpoint(kubeB, "10.1.0.1")
+	inB.Port = 9081 // tells cluster b's target from cluster a's
+	s.SetEndpoints(kubeB, svc.Key(), []*model.Endpoint{inB})
+	vm := shardEndpoint(seA, "10.1.0.1")
+	vm.Port = 80
+	s.SetEndpoints(seA, entry.Key(), []*model.Endpoint{vm})
+
+	ip := []netip.Addr{netip.MustParseAddr("10.1.0.1")}
+	const (
+		fromA  = "reviews.default.svc.cluster.local:9080->9080"
+		fromB  = "reviews.default.svc.cluster.local:9080->9081"
+		fromVM = "vm.example.com:80->80"
+	)
+	for _, tt := range []struct {
+		cluster model.ClusterID
+		want    []string
+	}{
+		{"", []string{fromA, fromB, fromVM}},
+		{"a", []string{fromA, fromVM}},
+		{"b", []string{fromB, fromVM}},
+		{"c", []string{fromVM}},
+	} {
+		var got []string
+		for _, tg := range s.ProxyTargets(registry.ProxyQuery{IPs: ip, Cluster: tt.cluster}) {
+			got = append(got, fmt.Sprintf("%s:%d->%d", tg.Service.Hostname, tg.Port.Port, tg.TargetPort))
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("cluster %q: targets %q, want %q", tt.cluster, got, tt.want)
+		}
+	}
 }

@@ -91,9 +91,16 @@ func (s *Store) Reserve(services, workloads int) {
 	s.byIP.Reserve(workloads)
 }
 
-// MarkSynced records that the initial state is complete. HasSynced turns
-// true once every event published so far has reached the handlers.
+// MarkSynced records that the initial state is complete and publishes
+// the SyncedEvent; HasSynced turns true once it has reached the
+// handlers. Calls after the first do nothing.
 func (s *Store) MarkSynced() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.synced.Load() {
+		return
+	}
+	s.notifier.Notify(registry.SyncedEvent{})
 	s.syncMark.Store(s.notifier.Mark())
 	s.synced.Store(true)
 }

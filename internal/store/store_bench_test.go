@@ -159,13 +159,13 @@ func BenchmarkQueries(b *testing.B) {
 	b.Run("ProxyTargets", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			r.ProxyTargets("", ip(i))
+			r.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{ip(i)}})
 		}
 	})
 	b.Run("ProxyTargets/miss", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			r.ProxyTargets("", missIP)
+			r.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{missIP}})
 		}
 	})
 	b.Run("WorkloadsByIP/miss", func(b *testing.B) {
@@ -186,7 +186,7 @@ func TestLookupMissesDoNotAllocate(t *testing.T) {
 		"GetService":    func() { r.GetService(missHost) },
 		"ServiceByKey":  func() { r.ServiceByKey(missKey) },
 		"Endpoints":     func() { r.Endpoints(missKey, all) },
-		"ProxyTargets":  func() { r.ProxyTargets("", missIP) },
+		"ProxyTargets":  func() { r.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{missIP}}) },
 		"WorkloadsByIP": func() { r.WorkloadsByIP(missIP) },
 		"Services":      func() { r.Services() }, // cached view
 	} {

@@ -129,21 +129,21 @@ func TestEndpointsBeforeService(t *testing.T) {
 		if got := r.Endpoints(svc.Key(), registry.EndpointQuery{}); got != nil {
 			t.Errorf("Endpoints of an absent service = %v, want nil", got)
 		}
-		if got := r.ProxyTargets("", ip); len(got) != 0 {
+		if got := r.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{ip}}); len(got) != 0 {
 			t.Errorf("ProxyTargets through an absent service = %v", got)
 		}
 
 		s.UpsertService(svc)
 		synctest.Wait()
 		rec.expect(t, "add service "+reviewsKey, kubeEps+" [http/10.1.0.1:9080]")
-		if got := r.ProxyTargets("", ip); len(got) != 1 {
+		if got := r.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{ip}}); len(got) != 1 {
 			t.Errorf("ProxyTargets once the service is there = %v, want one target", got)
 		}
 
 		s.DeleteService(svc.Key())
 		synctest.Wait()
 		rec.expect(t, kubeEps+" []", "delete service "+reviewsKey)
-		if got := r.ProxyTargets("", ip); len(got) != 0 {
+		if got := r.ProxyTargets(registry.ProxyQuery{IPs: []netip.Addr{ip}}); len(got) != 0 {
 			t.Errorf("ProxyTargets after the service's delete = %v", got)
 		}
 
@@ -252,7 +252,9 @@ func TestOrderIndependence(t *testing.T) {
 		func(s *store.Store) {
 			s.SetEndpoints(seShard, newer.Key(), []*model.Endpoint{endpoint("10.1.0.2", 80), endpoint("10.1.0.1", 80)})
 		},
-		func(s *store.Store) { s.SetEndpoints(seShard, older.Key(), []*model.Endpoint{endpoint("10.9.0.1", 80)}) },
+		func(s *store.Store) {
+			s.SetEndpoints(seShard, older.Key(), []*model.Endpoint{endpoint("10.9.0.1", 80)})
+		},
 		func(s *store.Store) { s.UpsertWorkload(pod("ops", "reviews-1", "10.9.0.1")) },
 		func(s *store.Store) {
 			s.SetDiagnostics("ServiceEntry/ops/reviews-old", []model.Diagnostic{{Severity: model.Warning, Kind: "ServiceEntry", Namespace: "ops", Name: "reviews-old", Message: "odd"}})

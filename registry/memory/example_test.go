@@ -29,7 +29,8 @@ func Example() {
 	for _, ep := range reg.Endpoints(svc.Key(), registry.EndpointQuery{Port: "http"}) {
 		fmt.Println(ep.Address(), ep.Port, ep.Workload(), ep.Health)
 	}
-	for _, t := range reg.ProxyTargets("default", netip.MustParseAddr("10.1.0.2")) {
+	ip := netip.MustParseAddr("10.1.0.2")
+	for _, t := range reg.ProxyTargets(registry.ProxyQuery{Namespace: "default", IPs: []netip.Addr{ip}}) {
 		fmt.Printf("10.1.0.2 serves %s:%d\n", t.Service.Hostname, t.Port.Port)
 	}
 	// Output:

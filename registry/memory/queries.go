@@ -41,10 +41,10 @@ func (r *Registry) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
 	return r.store.WorkloadsByIP(ip)
 }
 
-// ProxyTargets returns the service ports that a workload with the IPs
-// serves (see registry.Discovery).
-func (r *Registry) ProxyTargets(namespace string, ips ...netip.Addr) []model.ServiceTarget {
-	return r.store.ProxyTargets(namespace, ips...)
+// ProxyTargets returns the service ports that a workload serves (see
+// registry.Discovery).
+func (r *Registry) ProxyTargets(q registry.ProxyQuery) []model.ServiceTarget {
+	return r.store.ProxyTargets(q)
 }
 
 // Diagnostics returns the diagnostics added, sorted by

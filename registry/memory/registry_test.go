@@ -170,7 +170,7 @@ func TestRegistryAdoptsValues(t *testing.T) {
 	if ws := reg.WorkloadsByIP(netip.MustParseAddr("10.1.0.1")); len(ws) != 1 || ws[0].Endpoint.Cluster != "c1" || w.Endpoint.Cluster != "" {
 		t.Errorf("stored workloads %v", ws)
 	}
-	if targets := reg.ProxyTargets("default", netip.MustParseAddr("10.1.0.1")); len(targets) != 1 || targets[0].Port.Port != 9080 {
+	if targets := reg.ProxyTargets(registry.ProxyQuery{Namespace: "default", IPs: []netip.Addr{netip.MustParseAddr("10.1.0.1")}}); len(targets) != 1 || targets[0].Port.Port != 9080 {
 		t.Errorf("ProxyTargets = %v", targets)
 	}
 }

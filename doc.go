@@ -80,7 +80,8 @@
 // unsubscribe function; a new subscriber first receives the current state,
 // then every change, in order, never concurrently, and never an update that
 // changes nothing. Endpoint events carry the full list of one service from
-// one shard. HasSynced means the initial state reached every handler. The
+// one shard. HasSynced means the initial state reached every handler, and
+// a SyncedEvent tells each handler when it has (registry.WaitSynced). The
 // state never depends on the order in which events arrived, and what a
 // registry refuses is reported as a diagnostic rather than dropped.
 package meshreg

@@ -149,12 +149,6 @@ func (c *Controller) Provider() model.Provider { return model.Kubernetes }
 // Cluster returns the cluster ID.
 func (c *Controller) Cluster() model.ClusterID { return c.opts.ClusterID }
 
-// syncPoll is how often Run checks, until the initial lists are in,
-// whether the informers have delivered them. client-go's
-// WaitForCacheSync checks every 100ms, which would add up to a tenth of a
-// second to every start.
-const syncPoll = 5 * time.Millisecond
-
 // Run starts the informers, converts the initial state once they have
 // delivered their lists, marks the registry synced, and then converts
 // every change until ctx is done. It then stops the informers, waits for
@@ -195,32 +189,30 @@ func (c *Controller) Run(ctx context.Context) error {
 			lookAgain = t.C
 		}
 	}
-	wait := runInformers(ctx, c.informers)
+	wait := runInformers(ctx, c.informers, c.wake)
 	defer func() { cancel(); wait(); mcs.wait() }()
-	poll := time.NewTicker(syncPoll)
-	defer poll.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-c.in.Wake():
-		case <-poll.C:
 		case <-lookAgain:
 			if !mcs.look() {
 				lookAgain = nil
 			}
 		}
-		if c.step() {
-			poll.Stop() // primed: the inbox's signal is enough
-		}
+		c.step()
 	}
 }
 
+// wake wakes Run's goroutine with nothing to apply: an informer has
+// delivered its initial list, which step looks at.
+func (c *Controller) wake() { c.in.Add(func(*changes) {}) }
+
 // step applies what the inbox holds and converts what it affects; until
 // the informers have delivered their lists it only applies them, and
-// converts the initial state once they have (see prime). It returns true
-// at the step that primed the controller.
-func (c *Controller) step() (primedNow bool) {
+// converts the initial state once they have (see prime).
+func (c *Controller) step() {
 	synced := !c.primed && c.informersSynced()
 	ch := c.in.Take(c.spare)
 	defer c.in.Done()
@@ -232,13 +224,11 @@ func (c *Controller) step() (primedNow bool) {
 		c.store.MarkSynced()
 		c.metrics.Synced(time.Since(c.runStart))
 		c.log.Info("initial state converted", "conversions", n)
-		return true
 	case c.primed:
 		c.flush()
 	case !c.prepared && c.informerSynced(servicesInformer) && c.informerSynced(endpointSlicesInformer):
 		c.prepare()
 	}
-	return false
 }
 
 // informersSynced reports whether every informer has delivered its list

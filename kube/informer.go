@@ -45,12 +45,21 @@ func newInformer(name string, lw cache.ListerWatcher, obj runtime.Object, resync
 	return informer{name: name, store: store, ctrl: ctrl}
 }
 
-// runInformers runs every informer until ctx is done, then waits for
-// their goroutines to end.
-func runInformers(ctx context.Context, infs []informer) (wait func()) {
+// runInformers runs every informer until ctx is done, and calls listed
+// when each has delivered its initial list to its handler (client-go
+// closes the informer's HasSyncedChecker channel then: nobody polls).
+// wait waits for their goroutines to end, once ctx is done.
+func runInformers(ctx context.Context, infs []informer, listed func()) (wait func()) {
 	var wg sync.WaitGroup
 	for _, in := range infs {
 		wg.Go(func() { in.ctrl.RunWithContext(ctx) })
+		wg.Go(func() {
+			select {
+			case <-in.ctrl.HasSyncedChecker().Done():
+				listed()
+			case <-ctx.Done():
+			}
+		})
 	}
 	return wg.Wait
 }

@@ -131,7 +131,7 @@ func (r *mcsRunner) look() (again bool) {
 	infs, retry := r.c.startMCS(false)
 	if len(infs) > 0 {
 		r.c.informers = append(r.c.informers, infs...)
-		r.waits = append(r.waits, runInformers(r.ctx, infs))
+		r.waits = append(r.waits, runInformers(r.ctx, infs, r.c.wake))
 	}
 	return retry
 }

@@ -24,14 +24,18 @@
 //
 // # Events
 //
-// A registry publishes three kinds of event: a ServiceEvent when a service
+// A registry publishes three kinds of change: a ServiceEvent when a service
 // is added, changed or deleted; an EndpointsEvent carrying the complete
 // endpoint list of one service from one shard (provider, cluster) after a
 // change; and a WorkloadEvent when a Pod or WorkloadEntry instance changes.
 // A registry that knows network gateways (GatewayDiscovery: the kube
 // controller, the aggregate) also publishes a NetworkGatewaysEvent with
 // its whole list when it changes, to the handlers that take it
-// (GatewayHandler). See Handler for the ordering and concurrency
+// (GatewayHandler). Once its initial state is complete, a registry
+// publishes one SyncedEvent, after the events that hold that state, to
+// the handlers that take it (SyncHandler); a later subscriber gets it at
+// the end of its initial events. WaitSynced waits for it, so nothing
+// needs to poll HasSynced. See Handler for the ordering and concurrency
 // contract. A handler that takes only some kinds (a HandlerFuncs with
 // some functions nil, or any Selective handler) is neither queued nor
 // handed the others.

@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -137,4 +138,27 @@ func ExampleSelective() {
 	// Output:
 	// takes endpoints only: true
 	// endpoints of reviews.default.svc.cluster.local 1
+}
+
+// WaitSynced waits for a registry's SyncedEvent: the registry has its
+// initial state, and nothing polls.
+func ExampleWaitSynced() {
+	reg, err := memory.New(memory.Options{})
+	if err != nil {
+		panic(err)
+	}
+	reg.AddService(memory.Service("reviews", "default").Port("http", 9080).Build())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- reg.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	if err := registry.WaitSynced(ctx, reg); err != nil {
+		panic(err)
+	}
+	for _, svc := range reg.Services() {
+		fmt.Println(svc.Hostname)
+	}
+	// Output:
+	// reviews.default.svc.cluster.local
 }

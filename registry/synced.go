@@ -1,5 +1,10 @@
 package registry
 
+import (
+	"context"
+	"sync"
+)
+
 // SyncedEvent says that a registry's initial state is complete: the
 // events a handler received before it hold that state, so a consumer
 // that has handled it holds the state too, with no need to poll
@@ -25,4 +30,21 @@ func (e SyncedEvent) Deliver(h Handler) {
 // handler that does not implement it is not sent it.
 type SyncHandler interface {
 	OnSynced(SyncedEvent)
+}
+
+// WaitSynced blocks until r's initial state is complete, as a
+// subscription of its own learns from r's SyncedEvent, or until ctx is
+// done, and returns ctx's error then. It polls nothing, and the
+// subscription takes no other event.
+func WaitSynced(ctx context.Context, r Reader) error {
+	synced := make(chan struct{})
+	var once sync.Once
+	unsubscribe := r.Subscribe(HandlerFuncs{SyncedFunc: func(SyncedEvent) { once.Do(func() { close(synced) }) }})
+	defer unsubscribe()
+	select {
+	case <-synced:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -19,9 +19,6 @@ import (
 	"github.com/meshreg/meshreg/registry"
 )
 
-// syncPoll is how often Run checks whether the source has synced.
-const syncPoll = 10 * time.Millisecond
-
 // Controller is the registry of a Source's ServiceEntries and
 // WorkloadEntries, with the workloads of other registries handed in by
 // HandleWorkload (Pods, and other clusters' WorkloadEntries). With
@@ -209,24 +206,20 @@ func sourceStopped(err error) error {
 	return err
 }
 
-// waitForSource polls the source until it has synced, ctx is done, or the
+// waitForSource waits until the source has synced, ctx is done, or the
 // source stops.
 func (c *Controller) waitForSource(ctx context.Context, srcDone <-chan error) error {
-	t := time.NewTicker(syncPoll)
-	defer t.Stop()
-	for !c.src.HasSynced() {
-		select {
-		case <-ctx.Done():
+	select {
+	case <-c.src.Synced():
+		return nil
+	case <-ctx.Done():
+		return nil
+	case err := <-srcDone:
+		if ctx.Err() != nil {
 			return nil
-		case err := <-srcDone:
-			if ctx.Err() != nil {
-				return nil
-			}
-			return sourceStopped(err)
-		case <-t.C:
 		}
+		return sourceStopped(err)
 	}
-	return nil
 }
 
 // Settled reports whether every change queued so far (source events and

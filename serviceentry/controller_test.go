@@ -240,7 +240,7 @@ func TestRunTwiceAndNilSource(t *testing.T) {
 // failingSource stops with an error before syncing.
 type failingSource struct{ *StaticSource }
 
-func (*failingSource) HasSynced() bool           { return false }
+func (*failingSource) Synced() <-chan struct{}   { return nil }
 func (*failingSource) Run(context.Context) error { return errors.New("boom") }
 
 func TestRunReturnsSourceError(t *testing.T) {

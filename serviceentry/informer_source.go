@@ -83,6 +83,10 @@ type InformerSource struct {
 	// nsInf watches the namespaces; nil without InformerOptions.Namespaces.
 	nsInf cache.SharedIndexInformer
 
+	// synced is closed once every informer has listed (see
+	// signalSynced).
+	synced chan struct{}
+
 	// mu guards handlers and nextID.
 	mu       sync.RWMutex
 	handlers map[int]func(Ref)
@@ -125,6 +129,7 @@ func NewInformerSource(client versioned.Interface, opts InformerOptions) (*Infor
 		seLister:  listersv1.NewServiceEntryLister(seInf.GetIndexer()),
 		weLister:  listersv1.NewWorkloadEntryLister(weInf.GetIndexer()),
 		handlers:  map[int]func(Ref){},
+		synced:    make(chan struct{}),
 	}
 	infs := map[Kind]cache.SharedIndexInformer{KindWorkloadEntry: weInf}
 	s.crds = append(s.crds, &crdInformer{resource: "workloadentries", inf: weInf})
@@ -193,6 +198,12 @@ func (s *InformerSource) Run(ctx context.Context) error {
 		for _, k := range s.crds {
 			k.start(ctx, &wg)
 		}
+		wg.Go(func() { s.signalSynced(ctx) })
+		return nil
+	}
+	waiting := s.startServed(ctx, &wg)
+	wg.Go(func() { s.signalSynced(ctx) })
+	if !waiting {
 		return nil
 	}
 	t := time.NewTicker(s.poll)
@@ -206,6 +217,30 @@ func (s *InformerSource) Run(ctx context.Context) error {
 	}
 	return nil
 }
+
+// signalSynced closes s.synced once every kind started has listed (with
+// InformerOptions.CRDPollInterval, a kind the cluster did not serve when
+// first asked counts as listed, as in HasSynced) and the namespaces
+// have, as the informers' HasSyncedChecker channels say. Run starts it
+// once each kind is started or known to be late.
+func (s *InformerSource) signalSynced(ctx context.Context) {
+	var checkers []cache.DoneChecker
+	for _, k := range s.crds {
+		if !k.late.Load() {
+			checkers = append(checkers, k.inf.HasSyncedChecker())
+		}
+	}
+	if s.nsInf != nil {
+		checkers = append(checkers, s.nsInf.HasSyncedChecker())
+	}
+	if cache.WaitFor(ctx, "", checkers...) {
+		close(s.synced)
+	}
+}
+
+// Synced returns a channel closed once every informer has listed (see
+// HasSynced).
+func (s *InformerSource) Synced() <-chan struct{} { return s.synced }
 
 // HasSynced reports whether every informer has listed; with
 // InformerOptions.CRDPollInterval, a kind the cluster did not serve when

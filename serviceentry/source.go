@@ -54,16 +54,17 @@ func (r Ref) String() string { return r.Kind.String() + "/" + r.Namespace + "/" 
 //     concurrently and possibly more than once per change; a handler
 //     re-reads the object with the getters. Handlers must be quick and
 //     must not call back into Subscribe or unsubscribe.
-//   - HasSynced turns true once the getters reflect the source's initial
-//     state; Run runs the source until ctx is done and returns only after
-//     every goroutine it started has stopped.
+//   - The channel Synced returns is closed once the getters reflect the
+//     source's initial state (the same channel every call); Run runs the
+//     source until ctx is done and returns only after every goroutine it
+//     started has stopped.
 type Source interface {
 	ServiceEntries() []*networkingv1.ServiceEntry
 	WorkloadEntries() []*networkingv1.WorkloadEntry
 	ServiceEntry(namespace, name string) *networkingv1.ServiceEntry
 	WorkloadEntry(namespace, name string) *networkingv1.WorkloadEntry
 	Subscribe(handler func(Ref)) (unsubscribe func())
-	HasSynced() bool
+	Synced() <-chan struct{}
 	Run(ctx context.Context) error
 }
 

@@ -39,6 +39,9 @@ type StaticSource struct {
 	nsTraffic  map[string]string
 	handlers   map[int]func(Ref)
 	nextID     int
+
+	syncedOnce sync.Once
+	synced     chan struct{} // closed; made by Synced
 }
 
 var _ NamespaceSource = (*StaticSource)(nil)
@@ -200,6 +203,15 @@ func (s *StaticSource) Subscribe(handler func(Ref)) (unsubscribe func()) {
 
 // HasSynced is always true.
 func (s *StaticSource) HasSynced() bool { return true }
+
+// Synced returns a closed channel: the source is synced from the start.
+func (s *StaticSource) Synced() <-chan struct{} {
+	s.syncedOnce.Do(func() {
+		s.synced = make(chan struct{})
+		close(s.synced)
+	})
+	return s.synced
+}
 
 // Run blocks until ctx is done; a static source has nothing to run.
 func (s *StaticSource) Run(ctx context.Context) error {

@@ -115,19 +115,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func waitForSync(ctx context.Context, r interface{ HasSynced() bool }, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for !r.HasSynced() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("registry not synced after %s", timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
+func waitForSync(ctx context.Context, r registry.Reader, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := registry.WaitSynced(ctx, r); errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("registry not synced after %s", timeout)
+	} else if err != nil {
+		return err
 	}
 	return nil
 }

@@ -86,6 +86,12 @@ type Controller struct {
 	work endpointWork
 	// spare is the emptied changes the inbox takes in turn.
 	spare changes
+	// listed holds, until the initial conversion, the services and pods
+	// of the informers' initial lists in the order they came.
+	listed struct {
+		services []*corev1.Service
+		pods     []*podInfo
+	}
 	// runStart is when Run started, for the initial sync's metric.
 	runStart time.Time
 }
@@ -281,14 +287,16 @@ func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
 
 // handle adapts an informer's events of one kind to the inbox: pending
 // receives the inbox's map of that kind, into which the object's key is
-// put with the object, or nil on delete. Tombstones are unwrapped;
-// objects of other types are ignored.
+// put with the object, or nil on delete. When listed is not nil, it
+// receives the inbox's list of that kind's objects of the initial list,
+// to which each such object is appended as it comes. Tombstones are
+// unwrapped; objects of other types are ignored.
 func handle[T interface {
 	*corev1.Service | *sliceInfo | *podInfo | *corev1.Node | *corev1.Namespace | *gatewayInfo | *exportInfo | *importInfo
 	GetNamespace() string
 	GetName() string
-}](c *Controller, pending func(ch *changes) map[types.NamespacedName]T) cache.ResourceEventHandler {
-	put := func(obj any, deleted bool) {
+}](c *Controller, pending func(ch *changes) map[types.NamespacedName]T, listed func(ch *changes) *[]T) cache.ResourceEventHandler {
+	put := func(obj any, deleted, initial bool) {
 		o, ok := unwrap[T](obj)
 		if !ok {
 			return
@@ -298,11 +306,17 @@ func handle[T interface {
 			var none T
 			o = none
 		}
-		c.in.Add(func(ch *changes) { pending(ch)[key] = o })
+		c.in.Add(func(ch *changes) {
+			pending(ch)[key] = o
+			if initial && listed != nil {
+				l := listed(ch)
+				*l = append(*l, o)
+			}
+		})
 	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { put(obj, false) },
-		UpdateFunc: func(_, obj any) { put(obj, false) },
-		DeleteFunc: func(obj any) { put(obj, true) },
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc:    func(obj any, initial bool) { put(obj, false, initial) },
+		UpdateFunc: func(_, obj any) { put(obj, false, false) },
+		DeleteFunc: func(obj any) { put(obj, true, false) },
 	}
 }

@@ -26,11 +26,18 @@ func LoadUnstarted(c *Controller, objs []runtime.Object) error {
 		switch o := o.(type) {
 		case *corev1.Service:
 			s, _ := stripService(o)
-			put = func(ch *changes) { ch.services[key] = s.(*corev1.Service) }
+			put = func(ch *changes) {
+				ch.services[key] = s.(*corev1.Service)
+				ch.listedServices = append(ch.listedServices, s.(*corev1.Service))
+			}
 		case *discoveryv1.EndpointSlice:
 			put = func(ch *changes) { ch.slices[key] = newSliceInfo(o) }
 		case *corev1.Pod:
-			put = func(ch *changes) { ch.pods[key] = newPodInfo(o) }
+			pod := newPodInfo(o)
+			put = func(ch *changes) {
+				ch.pods[key] = pod
+				ch.listedPods = append(ch.listedPods, pod)
+			}
 		case *corev1.Node:
 			n, _ := stripNode(o)
 			put = func(ch *changes) { ch.nodes[key] = n.(*corev1.Node) }

@@ -68,7 +68,7 @@ func (c *Controller) newGatewayInformer(client gatewayclient.Interface) informer
 	gws := client.GatewayV1().Gateways("")
 	lw := listWatch(client, gws.List, gws.Watch, c.relists(gatewaysInformer))
 	return newInformer(gatewaysInformer, lw, &gatewayv1.Gateway{}, c.opts.ResyncPeriod, c.stripGateway,
-		handle(c, func(ch *changes) map[types.NamespacedName]*gatewayInfo { return ch.gateways }))
+		handle(c, func(ch *changes) map[types.NamespacedName]*gatewayInfo { return ch.gateways }, nil))
 }
 
 // stripGateway turns a Gateway into its gatewayInfo.

@@ -30,6 +30,11 @@ type changes struct {
 	imports    map[types.NamespacedName]*importInfo
 	// mesh is the latest SetMeshNetworks, nil when none is pending.
 	mesh *meshChange
+	// listedServices and listedPods are the services and pods of the
+	// informers' initial lists, in the order the informers delivered
+	// them (see inListOrder).
+	listedServices []*corev1.Service
+	listedPods     []*podInfo
 }
 
 func newChanges() changes {
@@ -71,7 +76,17 @@ func emptied(ch changes) changes {
 	ch.exports = emptiedMap(ch.exports)
 	ch.imports = emptiedMap(ch.imports)
 	ch.mesh = nil
+	ch.listedServices = emptiedSlice(ch.listedServices)
+	ch.listedPods = emptiedSlice(ch.listedPods)
 	return ch
+}
+
+func emptiedSlice[T any](s []T) []T {
+	if cap(s) > maxReusedChanges {
+		return nil
+	}
+	clear(s)
+	return s[:0]
 }
 
 func emptiedMap[K comparable, V any](m map[K]V) map[K]V {
@@ -86,6 +101,10 @@ func emptiedMap[K comparable, V any](m map[K]V) map[K]V {
 // they affect (see the on* functions). The state is a function of the
 // objects alone, so the order of a batch does not matter.
 func (c *Controller) apply(ch changes) {
+	if !c.primed {
+		c.listed.services = append(c.listed.services, ch.listedServices...)
+		c.listed.pods = append(c.listed.pods, ch.listedPods...)
+	}
 	if ch.mesh != nil {
 		c.onMeshNetworks(ch.mesh.networks)
 	}

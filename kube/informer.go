@@ -114,14 +114,14 @@ func (c *Controller) newInformers(client kubernetes.Interface) []informer {
 	resync := c.opts.ResyncPeriod
 	return []informer{
 		newInformer(servicesInformer, listWatch(client, core.Services("").List, core.Services("").Watch, c.relists(servicesInformer)),
-			&corev1.Service{}, resync, stripService, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Service { return ch.services })),
+			&corev1.Service{}, resync, stripService, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Service { return ch.services }, func(ch *changes) *[]*corev1.Service { return &ch.listedServices })),
 		newInformer(endpointSlicesInformer, listWatch(client, disc.EndpointSlices("").List, disc.EndpointSlices("").Watch, c.relists(endpointSlicesInformer)),
-			&discoveryv1.EndpointSlice{}, resync, stripSlice, handle(c, func(ch *changes) map[types.NamespacedName]*sliceInfo { return ch.slices })),
+			&discoveryv1.EndpointSlice{}, resync, stripSlice, handle(c, func(ch *changes) map[types.NamespacedName]*sliceInfo { return ch.slices }, nil)),
 		newInformer(podsInformer, listWatch(client, core.Pods("").List, core.Pods("").Watch, c.relists(podsInformer)),
-			&corev1.Pod{}, resync, stripPod, handle(c, func(ch *changes) map[types.NamespacedName]*podInfo { return ch.pods })),
+			&corev1.Pod{}, resync, stripPod, handle(c, func(ch *changes) map[types.NamespacedName]*podInfo { return ch.pods }, func(ch *changes) *[]*podInfo { return &ch.listedPods })),
 		newInformer(nodesInformer, listWatch(client, core.Nodes().List, core.Nodes().Watch, c.relists(nodesInformer)),
-			&corev1.Node{}, resync, stripNode, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Node { return ch.nodes })),
+			&corev1.Node{}, resync, stripNode, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Node { return ch.nodes }, nil)),
 		newInformer(namespacesInformer, listWatch(client, core.Namespaces().List, core.Namespaces().Watch, c.relists(namespacesInformer)),
-			&corev1.Namespace{}, resync, stripNamespace, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Namespace { return ch.namespaces })),
+			&corev1.Namespace{}, resync, stripNamespace, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Namespace { return ch.namespaces }, nil)),
 	}
 }

@@ -1,12 +1,10 @@
 package kube
 
 import (
-	"cmp"
 	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -52,11 +50,8 @@ func (c *Controller) prime() int {
 	c.primed = true
 	c.dirty.reset()
 	workloads := c.memoizePods()
-	svcs := make([]*corev1.Service, 0, len(c.cl.services))
-	for _, svc := range c.cl.services {
-		svcs = append(svcs, svc)
-	}
-	inMemoryOrder(svcs)
+	svcs := inListOrder(c.listed.services, c.cl.services)
+	c.listed.services = nil
 	keys := make([]types.NamespacedName, 0, len(c.cl.services))
 	for _, svc := range svcs {
 		keys = append(keys, types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name})
@@ -89,13 +84,10 @@ const minPerWorker = 64
 // the goroutine that computed it, then to podMemos by this one, and the
 // shared port maps are taken under a mutex of their own.
 func (c *Controller) memoizePods() []*model.WorkloadInstance {
-	var selected []*podInfo
-	for key, pod := range c.cl.pods {
-		if c.namespaceSelected(key.Namespace) {
-			selected = append(selected, pod)
-		}
-	}
-	inMemoryOrder(selected)
+	selected := slices.DeleteFunc(inListOrder(c.listed.pods, c.cl.pods), func(pod *podInfo) bool {
+		return !c.namespaceSelected(pod.GetNamespace())
+	})
+	c.listed.pods = nil
 	results := make([]*model.WorkloadInstance, len(selected))
 	memos := make([]podMemo, len(selected)) // memos[i] is selected[i]'s, written by its goroutine
 	workers := max(1, min(c.opts.InitialSyncWorkers, len(selected)/minPerWorker))
@@ -141,17 +133,37 @@ func (c *Controller) memoizePods() []*model.WorkloadInstance {
 	return slices.DeleteFunc(results, func(w *model.WorkloadInstance) bool { return w == nil })
 }
 
-// inMemoryOrder sorts objects by their address. The initial conversion
-// visits the informers' objects in this order rather than in a map's
-// (random) one: an informer's list is allocated in the order it came, so
-// an object and what it points to (a pod's labels) sit near the previous
-// one's, and the loop reads memory mostly forward instead of missing the
-// cache at every object. Go's collector does not move heap objects, and
-// any order would be correct.
-func inMemoryOrder[T any](objs []*T) {
-	slices.SortFunc(objs, func(a, b *T) int {
-		return cmp.Compare(uintptr(unsafe.Pointer(a)), uintptr(unsafe.Pointer(b)))
-	})
+// inListOrder returns the objects of current: first those of the
+// informers' initial lists (listed) that are still current, in the order
+// the informers delivered them, then any other (added by a watch since)
+// in no particular order. The initial conversion visits the objects so
+// rather than in a map's random order, which BenchmarkPrime shows to be
+// slower: an informer decodes its list, allocating each object and what
+// it points to (a pod's labels), in the order it delivers it.
+func inListOrder[T interface {
+	comparable
+	GetNamespace() string
+	GetName() string
+}](listed []T, current map[types.NamespacedName]T) []T {
+	out := make([]T, 0, len(current))
+	for _, o := range listed {
+		if current[types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}] == o {
+			out = append(out, o)
+		}
+	}
+	if len(out) == len(current) {
+		return out
+	}
+	inList := make(map[T]bool, len(out))
+	for _, o := range out {
+		inList[o] = true
+	}
+	for _, o := range current {
+		if !inList[o] {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // parallel calls f(worker, i) for every i in [0, n) on up to workers

@@ -106,12 +106,12 @@ func (c *Controller) newMCSInformers() []informer {
 	exports := v1.ServiceExports("")
 	out := []informer{newInformer(serviceExportsInformer, listWatch(client, exports.List, exports.Watch, c.relists(serviceExportsInformer)),
 		&mcsv1alpha1.ServiceExport{}, resync, stripServiceExport,
-		handle(c, func(ch *changes) map[types.NamespacedName]*exportInfo { return ch.exports }))}
+		handle(c, func(ch *changes) map[types.NamespacedName]*exportInfo { return ch.exports }, nil))}
 	if c.opts.MCS.Host {
 		imports := v1.ServiceImports("")
 		out = append(out, newInformer(serviceImportsInformer, listWatch(client, imports.List, imports.Watch, c.relists(serviceImportsInformer)),
 			&mcsv1alpha1.ServiceImport{}, resync, stripServiceImport,
-			handle(c, func(ch *changes) map[types.NamespacedName]*importInfo { return ch.imports })))
+			handle(c, func(ch *changes) map[types.NamespacedName]*importInfo { return ch.imports }, nil)))
 	}
 	return out
 }

@@ -267,3 +267,31 @@ func TestStepPrepares(t *testing.T) {
 		t.Error("not primed and synced with every list in")
 	}
 }
+
+// inListOrder keeps the initial lists' order for the objects still
+// current, skips those replaced or deleted since, and adds those that
+// came after the lists.
+func TestInListOrder(t *testing.T) {
+	svc := func(name string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+	}
+	a, b, c, bNew, d := svc("a"), svc("b"), svc("c"), svc("b"), svc("d")
+	current := map[types.NamespacedName]*corev1.Service{}
+	for _, s := range []*corev1.Service{c, a, bNew, d} { // c deleted below
+		current[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
+	}
+	delete(current, types.NamespacedName{Namespace: "ns", Name: "c"})
+	got := inListOrder([]*corev1.Service{c, b, a}, current)
+	// a is listed and current; b was replaced by bNew, and d came after
+	// the lists: both follow, in either order.
+	if len(got) != 3 || got[0] != a || !(got[1] == bNew && got[2] == d || got[1] == d && got[2] == bNew) {
+		names := make([]string, len(got))
+		for i, s := range got {
+			names[i] = s.Name
+		}
+		t.Errorf("inListOrder = %v, want a, then b's new version and d", names)
+	}
+	if got := inListOrder([]*corev1.Service{a, bNew, d}, current); len(got) != 3 || got[0] != a || got[1] != bNew || got[2] != d {
+		t.Error("every object listed and current: not in list order")
+	}
+}

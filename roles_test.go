@@ -36,8 +36,8 @@ func TestWhatImplementsWhat(t *testing.T) {
 	}{
 		{"kube.Controller", (*kube.Controller)(nil), []bool{true, true, true, true, true, true}},
 		{"serviceentry.Controller", (*serviceentry.Controller)(nil), []bool{true, true, false, true, true, false}},
-		{"memory.Registry", (*memory.Registry)(nil), []bool{true, true, true, false, false, false}},
-		{"aggregate.Controller", (*aggregate.Controller)(nil), []bool{true, false, true, false, false, false}},
+		{"memory.Registry", (*memory.Registry)(nil), []bool{true, true, true, false, true, false}},
+		{"aggregate.Controller", (*aggregate.Controller)(nil), []bool{true, false, true, false, true, false}},
 	} {
 		for i, r := range roles {
 			if got := r.is(tt.v); got != tt.want[i] {

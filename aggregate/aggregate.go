@@ -131,6 +131,7 @@ var (
 	_ registry.Reader           = (*Controller)(nil)
 	_ registry.Controller       = (*Controller)(nil)
 	_ registry.GatewayDiscovery = (*Controller)(nil)
+	_ registry.Settler          = (*Controller)(nil)
 )
 
 func shardOf(r registry.Registry) model.ShardKey {

@@ -23,6 +23,26 @@ func (c *Controller) HasSynced() bool {
 	return ready && c.global.st.HasSynced()
 }
 
+// Settled reports whether every registry that is a registry.Settler has
+// applied every input handed to it so far, and every event that produced
+// has reached the aggregate's subscribers: a change made to a registry
+// (an object written, a workload handed in) before Settled reports true
+// is in every subscriber's hands.
+func (c *Controller) Settled() bool {
+	c.mu.Lock()
+	before := c.handed.Load()
+	for _, m := range c.allMembers() {
+		if s, ok := m.reg.(registry.Settler); ok && !s.Settled() {
+			c.mu.Unlock()
+			return false
+		}
+	}
+	c.mu.Unlock()
+	// The members' events have reached the mergers, which published
+	// what they changed before returning.
+	return c.global.st.Idle() && c.handed.Load() == before
+}
+
 // checkSync marks the merged state synced if it is ready. It runs when
 // something the first sync waits for may have happened: a member synced
 // (its SyncedEvent), timed out, or may have settled.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/registry/memory"
 )
 
 // The aggregate announces its first sync with a SyncedEvent once its
@@ -76,4 +77,42 @@ func TestSyncedEventWithoutPolling(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Settled says when a change made to a member has reached the
+// aggregate's subscribers: not while a subscriber still holds its event.
+func TestSettled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem, err := memory.New(memory.Options{ClusterID: "c1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		agg, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = agg.Add(mem)
+		stop := run(t, agg)
+		defer stop()
+		release := make(chan struct{})
+		var got atomic.Int32
+		defer agg.Subscribe(registry.HandlerFuncs{ServiceFunc: func(registry.ServiceEvent) {
+			<-release
+			got.Add(1)
+		}})()
+		synctest.Wait()
+		if !agg.Settled() {
+			t.Fatal("not settled with nothing changed")
+		}
+		mem.AddService(memory.Service("reviews", "default").Port("http", 80).Build())
+		synctest.Wait() // the subscriber holds the add
+		if agg.Settled() {
+			t.Fatal("settled while a subscriber has not handled the change")
+		}
+		close(release)
+		synctest.Wait()
+		if !agg.Settled() || got.Load() != 1 {
+			t.Fatalf("Settled %v with %d events handled, want true and 1", agg.Settled(), got.Load())
+		}
+	})
 }

@@ -11,8 +11,8 @@
 //	                          Reader  Registry  GatewayDiscovery  WorkloadHandler  Settler  MeshNetworksHandler
 //	kube.Controller             yes     yes          yes               yes           yes           yes
 //	serviceentry.Controller     yes     yes                            yes           yes
-//	memory.Registry             yes     yes          yes
-//	aggregate.Controller        yes                  yes
+//	memory.Registry             yes     yes          yes                             yes
+//	aggregate.Controller        yes                  yes                             yes
 //
 // The aggregate merges registries of every provider and cluster, so it has
 // no Provider or Cluster of its own and is a Reader (and a Controller), not

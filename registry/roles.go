@@ -33,12 +33,16 @@ type WorkloadHandler interface {
 	HandleWorkload(WorkloadEvent)
 }
 
-// Settler is implemented by registries whose state can lag behind their
-// inputs: workloads handed in through HandleWorkload are applied by a
-// worker of their own. Settled reports whether every input so far has
-// been applied and its events delivered to the registry's subscribers.
-// The aggregate's HasSynced waits for it, so that a synced aggregate
-// already holds what the wiring between registries produces.
+// Settler is implemented by registries that can say whether they have
+// caught up with their inputs: the kube and serviceentry controllers
+// (whose workers apply informer events and handed workloads), the
+// in-memory registry, and the aggregate (over its registries). Settled
+// reports whether every input so far has been applied and its events
+// delivered to the registry's subscribers: a consumer that made a change
+// (wrote an object, handed a workload) and then sees Settled report true
+// knows the change has reached every handler. The aggregate's HasSynced
+// waits for its registries to settle, so that a synced aggregate already
+// holds what the wiring between registries produces.
 type Settler interface {
 	Settled() bool
 }

@@ -63,3 +63,8 @@ func (r *Registry) Subscribe(h registry.Handler) (unsubscribe func()) {
 // HasSynced reports whether Run has started and the state written before
 // it has reached every handler subscribed by then.
 func (r *Registry) HasSynced() bool { return r.store.HasSynced() }
+
+// Settled reports whether the events of every write so far have reached
+// every handler. Writes apply at once; their events are delivered on the
+// subscriptions' goroutines.
+func (r *Registry) Settled() bool { return r.store.Idle() }

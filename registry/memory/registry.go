@@ -78,6 +78,7 @@ type Registry struct {
 var (
 	_ registry.Registry         = (*Registry)(nil)
 	_ registry.GatewayDiscovery = (*Registry)(nil)
+	_ registry.Settler          = (*Registry)(nil)
 )
 
 // diagnosticsOwner is the store key under which the registry keeps its

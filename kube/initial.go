@@ -166,14 +166,32 @@ func inListOrder[T interface {
 	return out
 }
 
+// The initial conversion's goroutines share their work through indexes:
+// each takes the next index not taken, until none is left. parallel is
+// the plain pool; syncServices runs its own goroutines over the same
+// indexes, since the goroutine that started them also writes the
+// results as they come.
+
+// indexes hands out each of the indexes [0, n) once, to any goroutine.
+type indexes struct {
+	next atomic.Int64
+	n    int
+}
+
+// take returns the next index, or false when every index is taken.
+func (x *indexes) take() (int, bool) {
+	i := int(x.next.Add(1)) - 1
+	return i, i < x.n
+}
+
 // parallel calls f(worker, i) for every i in [0, n) on up to workers
 // goroutines, this one included, and returns when all calls have. worker
 // numbers the goroutine making the call, from 0 (this one) to workers-1:
 // the calls of one worker are made one at a time.
 func parallel(workers, n int, f func(worker, i int)) {
-	var next atomic.Int64
+	x := &indexes{n: n}
 	work := func(worker int) {
-		for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+		for i, ok := x.take(); ok; i, ok = x.take() {
 			f(worker, i)
 		}
 	}
@@ -235,20 +253,16 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 		return r
 	}
 	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
+		x  = &indexes{n: len(keys)}
+		wg sync.WaitGroup
 		// Room for every result: the workers never wait for this
 		// goroutine, which is busy with meanwhile first.
 		results = make(chan initialResult, len(keys))
 	)
-	take := func() (int, bool) {
-		i := int(next.Add(1)) - 1
-		return i, i < len(keys)
-	}
 	for range workers - 1 {
 		wg.Go(func() {
 			var w endpointWork
-			for i, ok := take(); ok; i, ok = take() {
+			for i, ok := x.take(); ok; i, ok = x.take() {
 				results <- compute(keys[i], &w)
 			}
 		})
@@ -270,7 +284,7 @@ func (c *Controller) syncServices(keys []types.NamespacedName, meanwhile func())
 			continue
 		default:
 		}
-		if i, ok := take(); ok {
+		if i, ok := x.take(); ok {
 			write(compute(keys[i], &w))
 		} else {
 			write(<-results) // every key is taken: wait for the workers

@@ -84,13 +84,11 @@ func (c *Controller) markIfReady() bool {
 	return true
 }
 
-// membersSynced reports whether every member has synced or timed out. A
-// member has synced once its SyncedEvent reached the global merger (its
-// own HasSynced waits for the aggregate's handler to return from that
-// event), or when it says so. The caller holds c.mu.
+// membersSynced reports whether every member has synced (hasSynced) or
+// timed out. The caller holds c.mu.
 func (c *Controller) membersSynced() bool {
 	for _, m := range c.members {
-		if !m.synced.Load() && !m.reg.HasSynced() && !c.timedOut(m) {
+		if !m.hasSynced() && !c.timedOut(m) {
 			return false
 		}
 	}
@@ -103,12 +101,17 @@ func (c *Controller) membersSynced() bool {
 func (c *Controller) membersSettled() bool {
 	before := c.handed.Load()
 	for _, m := range c.members {
-		if s, ok := m.reg.(registry.Settler); ok && m.reg.HasSynced() && !s.Settled() {
+		if s, ok := m.reg.(registry.Settler); ok && m.hasSynced() && !s.Settled() {
 			return false
 		}
 	}
 	return c.handed.Load() == before
 }
+
+// hasSynced reports whether m has synced: its SyncedEvent reached the
+// global merger (m's own HasSynced waits for the aggregate's handler to
+// return from it), or m says so.
+func (m *member) hasSynced() bool { return m.synced.Load() || m.reg.HasSynced() }
 
 func (c *Controller) timedOut(m *member) bool {
 	return c.opts.SyncTimeout > 0 && !m.started.IsZero() && time.Since(m.started) >= c.opts.SyncTimeout

@@ -46,18 +46,22 @@ func TestScenarios(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			golden.Check(t, filepath.Join(dir, "want.json"), runScenario(t, dir), *update)
+			golden.Check(t, filepath.Join(dir, "want.json"), runScenario(t, dir, false), *update)
+		})
+		// The kube controllers on shared informers give the same.
+		t.Run(filepath.Base(dir)+"-shared", func(t *testing.T) {
+			golden.Check(t, filepath.Join(dir, "want.json"), runScenario(t, dir, true), false)
 		})
 	}
 }
 
-func runScenario(t *testing.T, dir string) []byte {
+func runScenario(t *testing.T, dir string, shared bool) []byte {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "cluster-*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no cluster-*.yaml in %s", dir)
 	}
-	var cfg sources.Config
+	cfg := sources.Config{SharedInformers: shared}
 	removed := map[model.ClusterID]string{} // cluster → its manifests without the removed objects
 	for _, f := range files {
 		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "cluster-"), ".yaml")

@@ -108,10 +108,10 @@ var (
 // builds its informers, with transforms and handlers, but starts nothing:
 // call Run.
 func New(client kubernetes.Interface, opts Options) (*Controller, error) {
-	if client == nil {
-		return nil, errors.New("kube: nil client")
-	}
 	opts = opts.defaults()
+	if client == nil && opts.Informers == nil {
+		return nil, errors.New("kube: nil client, and no Options.Informers")
+	}
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
@@ -144,7 +144,11 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 		spare:     newChanges(),
 	}
 	c.network.Store(&c.net.cluster)
-	c.informers = c.newInformers(client)
+	if opts.Informers != nil {
+		c.informers = c.sharedInformers(opts.Informers)
+	} else {
+		c.informers = c.newInformers(client)
+	}
 	m.Watch(metrics.State{Discovery: c, QueueDepths: st.QueueDepths, Pending: c.pendingEndpoints})
 	return c, nil
 }
@@ -195,8 +199,12 @@ func (c *Controller) Run(ctx context.Context) error {
 			lookAgain = t.C
 		}
 	}
+	if err := addHandlers(c.informers); err != nil {
+		cancel()
+		return err
+	}
 	wait := runInformers(ctx, c.informers, c.wake)
-	defer func() { cancel(); wait(); mcs.wait() }()
+	defer func() { cancel(); wait(); mcs.wait(); removeHandlers(c.informers) }()
 	for {
 		select {
 		case <-ctx.Done():
@@ -240,14 +248,14 @@ func (c *Controller) step() {
 // informersSynced reports whether every informer has delivered its list
 // (to its handler, so the list is in the inbox or applied).
 func (c *Controller) informersSynced() bool {
-	return !slices.ContainsFunc(c.informers, func(in informer) bool { return !in.ctrl.HasSynced() })
+	return !slices.ContainsFunc(c.informers, func(in informer) bool { return !in.synced() })
 }
 
 // informerSynced reports whether the named informer has delivered its
 // list.
 func (c *Controller) informerSynced(name string) bool {
 	i := slices.IndexFunc(c.informers, func(in informer) bool { return in.name == name })
-	return i >= 0 && c.informers[i].ctrl.HasSynced()
+	return i >= 0 && c.informers[i].synced()
 }
 
 // Settled reports whether every change received so far is applied and

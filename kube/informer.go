@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,20 +17,48 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// informer watches one kind of object. It is client-go's plain informer
-// (cache.NewInformerWithOptions), not a shared one: the controller is the
-// only consumer of its informers, so the shared informer's fan-out (two
-// goroutines and a growing buffer per handler, between the queue and the
-// handler) would only add a goroutine handoff to every event and hold
-// every notification of the initial list until the handler took it. Here
-// the handler runs on the goroutine that pops the queue. The informer's
-// store has no indexes: the controller keeps its own objects, and the
-// store serves only to tell updates and deletions from adds on a
-// relist.
+// informer watches one kind of object for the controller: an informer of
+// its own (ctrl), or one it shares with its caller (Options.Informers).
+//
+// Its own is client-go's plain informer (cache.NewInformerWithOptions),
+// not a shared one: the controller is the only consumer of its
+// informers, so the shared informer's fan-out (two goroutines and a
+// growing buffer per handler, between the queue and the handler) would
+// only add a goroutine handoff to every event and hold every
+// notification of the initial list until the handler took it. Here the
+// handler runs on the goroutine that pops the queue, and the informer's
+// transform keeps only what the controller reads.
 type informer struct {
-	name  string
-	store cache.Store
+	name string
+	// ctrl is the controller's own informer, which Run runs, and store
+	// its cache; nil for a shared one.
 	ctrl  cache.Controller
+	store cache.Store
+	// shared is the caller's informer, to which Run adds handler and
+	// from which it removes it when it returns; reg is that
+	// registration, while Run runs.
+	shared  SharedInformer
+	handler cache.ResourceEventHandler
+	reg     cache.ResourceEventHandlerRegistration
+}
+
+// synced reports whether the informer has delivered its initial list to
+// the controller's handler: for a shared informer, the handler's own
+// registration says so, not the informer, which may have synced long
+// before the handler was added.
+func (in *informer) synced() bool {
+	if in.ctrl != nil {
+		return in.ctrl.HasSynced()
+	}
+	return in.reg != nil && in.reg.HasSynced()
+}
+
+// syncedChecker is synced as a channel.
+func (in *informer) syncedChecker() cache.DoneChecker {
+	if in.ctrl != nil {
+		return in.ctrl.HasSyncedChecker()
+	}
+	return in.reg.HasSyncedChecker()
 }
 
 // newInformer returns an informer of the objects lw lists, each passed
@@ -42,20 +71,56 @@ func newInformer(name string, lw cache.ListerWatcher, obj runtime.Object, resync
 		ResyncPeriod:  resync,
 		Transform:     transform,
 	})
-	return informer{name: name, store: store, ctrl: ctrl}
+	return informer{name: name, ctrl: ctrl, store: store}
 }
 
-// runInformers runs every informer until ctx is done, and calls listed
-// when each has delivered its initial list to its handler (client-go
-// closes the informer's HasSyncedChecker channel then: nobody polls).
-// wait waits for their goroutines to end, once ctx is done.
+// addHandlers adds the controller's handler to every shared informer.
+// An informer that refuses it (a stopped one) is an error, and the
+// handlers added before it are removed.
+func addHandlers(infs []informer) error {
+	for i := range infs {
+		in := &infs[i]
+		if in.shared == nil {
+			continue
+		}
+		reg, err := in.shared.AddEventHandler(in.handler)
+		if err != nil {
+			removeHandlers(infs)
+			return fmt.Errorf("kube: adding the controller's handler to the shared %s informer: %w", in.name, err)
+		}
+		in.reg = reg
+	}
+	return nil
+}
+
+// removeHandlers removes the controller's handler from every shared
+// informer it was added to.
+func removeHandlers(infs []informer) {
+	for i := range infs {
+		if in := &infs[i]; in.reg != nil {
+			// Only a stopped informer refuses, and it calls no handler.
+			_ = in.shared.RemoveEventHandler(in.reg)
+			in.reg = nil
+		}
+	}
+}
+
+// runInformers runs every informer of the controller's own until ctx is
+// done, and calls listed when each informer (shared ones too, their
+// handlers added) has delivered its initial list to the controller's
+// handler: client-go closes a HasSyncedChecker channel then, so nobody
+// polls. wait waits for the goroutines to end, once ctx is done.
 func runInformers(ctx context.Context, infs []informer, listed func()) (wait func()) {
 	var wg sync.WaitGroup
-	for _, in := range infs {
-		wg.Go(func() { in.ctrl.RunWithContext(ctx) })
+	for i := range infs {
+		in := &infs[i]
+		if in.ctrl != nil {
+			wg.Go(func() { in.ctrl.RunWithContext(ctx) })
+		}
+		checker := in.syncedChecker()
 		wg.Go(func() {
 			select {
-			case <-in.ctrl.HasSyncedChecker().Done():
+			case <-checker.Done():
 				listed()
 			case <-ctx.Done():
 			}

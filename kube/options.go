@@ -114,6 +114,20 @@ type Options struct {
 	// Registerer shares the cluster's series with it while both exist.
 	// Default: nil, no metrics and no cost.
 	Metrics prometheus.Registerer
+	// Informers, when set, are the control plane's own informers of
+	// Services, EndpointSlices, Pods, Nodes and Namespaces, which the
+	// controller shares instead of opening informers of its own: the
+	// cluster is then watched and held once. The controller adds a
+	// handler to each when Run starts and removes it when Run returns;
+	// the caller runs the informers (a SharedInformerFactory's Start,
+	// controller-runtime's manager), and the controller syncs once its
+	// handlers have had their initial lists. The trade: a shared cache
+	// holds its owner's objects whole, where the controller's own
+	// informers keep only what it reads (see BENCHMARKS.md), and the
+	// relist metric counts nothing. FactoryInformers takes them from a
+	// client-go SharedInformerFactory. Default: nil, informers of the
+	// controller's own over New's client.
+	Informers *SharedInformers
 	// MCS configures Kubernetes Multi-Cluster Services: the MCS API's
 	// ServiceExports and ServiceImports (multicluster.x-k8s.io/v1alpha1,
 	// the version Istio reads), as Istio's three switches do. Default:
@@ -244,6 +258,11 @@ func (o Options) validate() error {
 	}
 	if o.InitialSyncWorkers < 0 {
 		return fmt.Errorf("kube: negative InitialSyncWorkers %d", o.InitialSyncWorkers)
+	}
+	if o.Informers != nil {
+		if err := o.Informers.validate(); err != nil {
+			return err
+		}
 	}
 	return o.MCS.validate()
 }

@@ -35,6 +35,7 @@ func TestOptionsDefaults(t *testing.T) {
 		"ConfigCluster":      false,
 		"GatewayNamespaces":  []string(nil),
 		"Metrics":            prometheus.Registerer(nil),
+		"Informers":          (*SharedInformers)(nil),
 		"MCS":                MCSOptions{CheckInterval: DefaultMCSCheckInterval},
 	}
 	v := reflect.ValueOf(got)

@@ -15,6 +15,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/meshreg/meshreg/internal/golden"
@@ -45,8 +46,10 @@ type scenarioOptions struct {
 
 // TestScenarios runs every testdata/scenarios/kube-* scenario: the
 // objects of cluster-<ID>.yaml seed a fake clientset, a controller runs
-// over them until synced, and its dump must equal want.json. Run with
-// -update to rewrite the goldens, then read every changed golden.
+// over them until synced, and its dump must equal want.json; once with
+// the controller's own informers, once with a SharedInformerFactory's
+// (Options.Informers). Run with -update to rewrite the goldens (from the
+// first), then read every changed golden.
 func TestScenarios(t *testing.T) {
 	dirs, err := filepath.Glob("../testdata/scenarios/kube-*")
 	mustNot(t, err)
@@ -55,16 +58,20 @@ func TestScenarios(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			golden.Check(t, filepath.Join(dir, "want.json"), []byte(runScenario(t, dir)), *update)
+			golden.Check(t, filepath.Join(dir, "want.json"), []byte(runScenario(t, dir, false)), *update)
+		})
+		t.Run(filepath.Base(dir)+"-shared", func(t *testing.T) {
+			golden.Check(t, filepath.Join(dir, "want.json"), []byte(runScenario(t, dir, true)), false)
 		})
 	}
 }
 
 var clusterFile = regexp.MustCompile(`^cluster-(.+)\.yaml$`)
 
-// runScenario runs a controller over the scenario's single cluster file
-// and returns its dump.
-func runScenario(t *testing.T, dir string) string {
+// runScenario runs a controller over the scenario's single cluster file,
+// on a SharedInformerFactory's informers when shared, and returns its
+// dump.
+func runScenario(t *testing.T, dir string, shared bool) string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "cluster-*.yaml"))
 	mustNot(t, err)
@@ -88,7 +95,13 @@ func runScenario(t *testing.T, dir string) string {
 			opts.NetworkCIDRs[netip.MustParsePrefix(cidr)] = model.NetworkID(network)
 		}
 	}
-	c, err := New(newFakeCluster(objs...), opts)
+	client := newFakeCluster(objs...)
+	var factory informers.SharedInformerFactory
+	if shared {
+		factory = informers.NewSharedInformerFactory(client, 0)
+		opts.Informers = FactoryInformers(factory)
+	}
+	c, err := New(client, opts)
 	mustNot(t, err)
 	for _, we := range so.WorkloadEntries {
 		c.HandleWorkload(registry.WorkloadEvent{Type: model.EventAdd, Current: &model.WorkloadInstance{
@@ -98,6 +111,10 @@ func runScenario(t *testing.T, dir string) string {
 		}})
 	}
 	cctx, cancel := context.WithCancel(context.Background())
+	if factory != nil {
+		factory.Start(cctx.Done())
+		defer factory.Shutdown()
+	}
 	done := make(chan error, 1)
 	go func() { done <- c.Run(cctx) }()
 	defer func() { cancel(); <-done }()

@@ -1,9 +1,10 @@
 package kube
 
 import (
-	"github.com/meshreg/meshreg/model"
 	"net/netip"
 	"testing"
+
+	"github.com/meshreg/meshreg/model"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"

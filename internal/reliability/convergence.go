@@ -27,6 +27,11 @@ type Checker struct {
 	// sit on one longer than a settle interval; a real divergence
 	// persists. Default 5s.
 	Grace time.Duration
+	// Shared runs the live aggregate's kube controllers over shared
+	// informers (sources.Config.SharedInformers), the fresh one's over
+	// their own: the two modes must agree, and the live one must leave
+	// the shared caches as the API has them (Result.CacheChanges).
+	Shared bool
 }
 
 // Result is the outcome of one sequence.
@@ -39,6 +44,11 @@ type Result struct {
 	// first settle, within Checker.Grace; LateBy says how long after.
 	Late   bool
 	LateBy time.Duration
+	// CacheChanges, with Checker.Shared, lists the objects of the shared
+	// informers' caches that no longer equal the API's once the live
+	// aggregate has settled (sources.ManifestCluster.SharedCacheChanges):
+	// empty unless a registry modified an object it read.
+	CacheChanges []string
 }
 
 // Converged reports whether the two dumps are byte-identical.
@@ -68,7 +78,7 @@ func (c Checker) defaults() Checker {
 func (c Checker) Check(ctx context.Context, seq Sequence) (res Result, err error) {
 	c = c.defaults()
 	res = Result{Seed: seq.Seed}
-	h, err := startMCS(seq.Initial, seq.MCS)
+	h, err := start(seq.Initial, seq.MCS, c.Shared)
 	if err != nil {
 		return res, fmt.Errorf("seed %d: live aggregate: %w", seq.Seed, err)
 	}
@@ -81,8 +91,8 @@ func (c Checker) Check(ctx context.Context, seq Sequence) (res Result, err error
 	// list and its watch (client-go's tracker replays only adds and
 	// updates there), a limit of the fake that a real API server does
 	// not have. Steps therefore start once the aggregate has synced:
-	// every informer has listed, and the kube controller's sync poll
-	// (100ms) has let each reflector open its watch.
+	// every informer has listed, and the harness's polling of HasSynced
+	// has given each reflector a few milliseconds to open its watch.
 	if err := c.waitSynced(ctx, h); err != nil {
 		return res, fmt.Errorf("seed %d: live aggregate: %w", seq.Seed, err)
 	}
@@ -99,6 +109,9 @@ func (c Checker) Check(ctx context.Context, seq Sequence) (res Result, err error
 		start := time.Now()
 		res.Got, res.Late = c.awaitLate(ctx, h, want)
 		res.LateBy = time.Since(start)
+	}
+	for _, mc := range h.Built.Manifests {
+		res.CacheChanges = append(res.CacheChanges, mc.SharedCacheChanges()...)
 	}
 	return res, nil
 }
@@ -152,15 +165,17 @@ func (c Checker) run(ctx context.Context, h *Harness, seq Sequence) (dump []byte
 	return c.settle(ctx, h)
 }
 
-// startMCS is Start with the Multi-Cluster Services switches given.
-func startMCS(w World, mcs sources.MCS) (*Harness, error) {
+// start is Start with the Multi-Cluster Services switches given, and
+// with shared informers or without.
+func start(w World, mcs sources.MCS, shared bool) (*Harness, error) {
 	cfg := Config(w.Clusters)
 	cfg.MCS = mcs
+	cfg.SharedInformers = shared
 	return StartConfig(cfg, w)
 }
 
 func (c Checker) fresh(ctx context.Context, w World, mcs sources.MCS) (dump []byte, err error) {
-	h, err := startMCS(w, mcs)
+	h, err := start(w, mcs, false)
 	if err != nil {
 		return nil, err
 	}

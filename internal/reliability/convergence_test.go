@@ -113,3 +113,49 @@ func TestConvergence(t *testing.T) {
 	wg.Wait()
 	t.Logf("convergence: %d sequences (%d steps) run, %d diverged; %d matched only within the grace period", ran.Load(), steps.Load(), diverged.Load(), late.Load())
 }
+
+// TestConvergenceShared is the convergence property with the live
+// aggregate's kube controllers fed from shared informers
+// (kube.Options.Informers) and the fresh one's from their own: both modes
+// must give the same dump, and once the live aggregate has settled every
+// object in the shared caches must still equal the API's (nothing meshreg
+// read from them was modified). 100 sequences of the fixed batch's seeds
+// (-convergence.n caps them too).
+func TestConvergenceShared(t *testing.T) {
+	t.Parallel()
+	n := min(*convergenceN, 100)
+	if testing.Short() {
+		n = min(n, 20)
+	}
+	gen := reliability.Generator{MCS: true}
+	checker := reliability.Checker{Shared: true}
+	work := make(chan uint64)
+	var wg sync.WaitGroup
+	var changed atomic.Int64
+	for range 8 * runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for seed := range work {
+				seq := gen.Sequence(seed)
+				res, err := checker.Check(t.Context(), seq)
+				if err != nil {
+					t.Errorf("%v\n%s", err, seq.Describe())
+					continue
+				}
+				if !res.Converged() {
+					t.Errorf("seed %d: shared informers diverged from the controllers' own (replay: -run TestConvergenceShared -convergence.n=%d)\n%s\ndump diff (-own, fresh +shared, lived):\n%s",
+						seed, seed-baseSeed+1, seq.Describe(), res.Diff())
+				}
+				if len(res.CacheChanges) > 0 {
+					changed.Add(1)
+					t.Errorf("seed %d: objects of the shared caches differ from the API's: %v", seed, res.CacheChanges)
+				}
+			}
+		})
+	}
+	for i := range uint64(n) {
+		work <- baseSeed + i
+	}
+	close(work)
+	wg.Wait()
+	t.Logf("shared informers: %d sequences, %d left a shared cache changed", n, changed.Load())
+}

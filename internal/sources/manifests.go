@@ -2,6 +2,7 @@ package sources
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io/fs"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
@@ -42,6 +44,9 @@ type ManifestCluster struct {
 	gateways *gatewayfake.Clientset
 	mcs      *manifest.MCSFake
 	kube     *kube.Controller
+	// factory, with Config.SharedInformers, holds the informers the kube
+	// controller shares; nil otherwise.
+	factory informers.SharedInformerFactory
 	// se is the cluster's serviceentry registry and its source: the full
 	// one of the config cluster, a WorkloadEntry registry elsewhere.
 	se *configSource
@@ -78,7 +83,12 @@ func newManifestCluster(cfg Config, c Cluster, config bool) (*ManifestCluster, e
 		mcs:      manifest.NewMCSFake(),
 		applied:  map[objectKey]runtime.Object{},
 	}
-	mc.kube, err = kube.New(mc.client, kubeOptions(cfg, c.ID, config, mc.gateways, mc.mcs))
+	opts := kubeOptions(cfg, c.ID, config, mc.gateways, mc.mcs)
+	if cfg.SharedInformers {
+		mc.factory = informers.NewSharedInformerFactory(mc.client, 0)
+		opts.Informers = kube.FactoryInformers(mc.factory)
+	}
+	mc.kube, err = kube.New(mc.client, opts)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 	}
@@ -106,7 +116,73 @@ func (m *ManifestCluster) Diagnostics() []model.Diagnostic {
 }
 
 func (m *ManifestCluster) registries() []registry.Registry {
+	if m.factory != nil {
+		return []registry.Registry{factoryRun{m.kube, m.factory}, m.se.registry()}
+	}
 	return []registry.Registry{m.kube, m.se.registry()}
+}
+
+// factoryRun runs a kube controller with the informer factory it shares,
+// as the control plane that owns the factory would: the factory starts
+// before the controller and shuts down after it.
+type factoryRun struct {
+	*kube.Controller
+	factory informers.SharedInformerFactory
+}
+
+func (r factoryRun) Run(ctx context.Context) error {
+	r.factory.Start(ctx.Done())
+	defer r.factory.Shutdown()
+	return r.Controller.Run(ctx)
+}
+
+// SharedCacheChanges returns, with Config.SharedInformers, the objects of
+// the shared informers' caches that differ from the fake API's: a
+// registry that modified an object it read from a shared cache shows up
+// here. Nil without Config.SharedInformers.
+func (m *ManifestCluster) SharedCacheChanges() []string {
+	if m.factory == nil {
+		return nil
+	}
+	var out []string
+	check := func(kind string, cached []any, get func(namespace, name string) (runtime.Object, error)) {
+		for _, o := range cached {
+			obj := o.(runtime.Object)
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				continue
+			}
+			api, err := get(m.GetNamespace(), m.GetName())
+			if err != nil {
+				continue // deleted since: the cache catches up
+			}
+			if am, err := meta.Accessor(api); err == nil && am.GetResourceVersion() != m.GetResourceVersion() {
+				continue // changed since: the cache catches up
+			}
+			if !equality.Semantic.DeepEqual(obj, api) {
+				out = append(out, kind+"/"+m.GetNamespace()+"/"+m.GetName())
+			}
+		}
+	}
+	ctx := context.Background()
+	core, disc := m.client.CoreV1(), m.client.DiscoveryV1()
+	check("Service", m.factory.Core().V1().Services().Informer().GetStore().List(), func(ns, n string) (runtime.Object, error) {
+		return core.Services(ns).Get(ctx, n, metav1.GetOptions{})
+	})
+	check("EndpointSlice", m.factory.Discovery().V1().EndpointSlices().Informer().GetStore().List(), func(ns, n string) (runtime.Object, error) {
+		return disc.EndpointSlices(ns).Get(ctx, n, metav1.GetOptions{})
+	})
+	check("Pod", m.factory.Core().V1().Pods().Informer().GetStore().List(), func(ns, n string) (runtime.Object, error) {
+		return core.Pods(ns).Get(ctx, n, metav1.GetOptions{})
+	})
+	check("Node", m.factory.Core().V1().Nodes().Informer().GetStore().List(), func(_, n string) (runtime.Object, error) {
+		return core.Nodes().Get(ctx, n, metav1.GetOptions{})
+	})
+	check("Namespace", m.factory.Core().V1().Namespaces().Informer().GetStore().List(), func(_, n string) (runtime.Object, error) {
+		return core.Namespaces().Get(ctx, n, metav1.GetOptions{})
+	})
+	slices.Sort(out)
+	return out
 }
 
 // Reload reads the manifests again and applies them.

@@ -58,6 +58,11 @@ type Config struct {
 	Loader manifest.Loader
 	// Metrics is every registry's Options.Metrics; nil for none.
 	Metrics prometheus.Registerer
+	// SharedInformers feeds each manifest cluster's kube controller from
+	// a client-go SharedInformerFactory over the cluster's fake API
+	// (kube.Options.Informers), as a control plane that shares its
+	// informers would, instead of the controller's own informers.
+	SharedInformers bool
 }
 
 // Built is a registry built from sources.

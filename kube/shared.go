@@ -1,0 +1,96 @@
+package kube
+
+import (
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+)
+
+// SharedInformer is what the controller needs of an informer it shares
+// with the rest of a control plane: client-go's cache.SharedIndexInformer
+// is one, and so is controller-runtime's cache.Informer.
+type SharedInformer interface {
+	AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error)
+	RemoveEventHandler(handle cache.ResourceEventHandlerRegistration) error
+}
+
+// SharedInformers are a control plane's informers of the five kinds the
+// controller reads, every one of them cluster-wide (Options.Informers).
+// The controller adds a handler to each when it runs and removes it when
+// Run returns; it never starts, stops or writes to them, and never
+// modifies an object they hold.
+type SharedInformers struct {
+	Services       SharedInformer
+	EndpointSlices SharedInformer
+	Pods           SharedInformer
+	Nodes          SharedInformer
+	Namespaces     SharedInformer
+}
+
+// FactoryInformers returns the informers of the five kinds from a
+// client-go SharedInformerFactory. Call it before the factory's Start, so
+// that Start starts them; the factory must not be limited to a
+// namespace.
+func FactoryInformers(f informers.SharedInformerFactory) *SharedInformers {
+	return &SharedInformers{
+		Services:       f.Core().V1().Services().Informer(),
+		EndpointSlices: f.Discovery().V1().EndpointSlices().Informer(),
+		Pods:           f.Core().V1().Pods().Informer(),
+		Nodes:          f.Core().V1().Nodes().Informer(),
+		Namespaces:     f.Core().V1().Namespaces().Informer(),
+	}
+}
+
+func (s *SharedInformers) validate() error {
+	if s.Services == nil || s.EndpointSlices == nil || s.Pods == nil || s.Nodes == nil || s.Namespaces == nil {
+		return errors.New("kube: Options.Informers needs all five informers: Services, EndpointSlices, Pods, Nodes and Namespaces")
+	}
+	return nil
+}
+
+// sharedInformers returns the controller's informers over the caller's:
+// the same handlers as its own informers', each behind stripping, since a
+// shared informer holds its owner's objects whole.
+func (c *Controller) sharedInformers(s *SharedInformers) []informer {
+	shared := func(name string, inf SharedInformer, strip cache.TransformFunc, h cache.ResourceEventHandler) informer {
+		return informer{name: name, shared: inf, handler: stripping{strip: strip, h: h}}
+	}
+	return []informer{
+		shared(servicesInformer, s.Services, stripService, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Service { return ch.services }, func(ch *changes) *[]*corev1.Service { return &ch.listedServices })),
+		shared(endpointSlicesInformer, s.EndpointSlices, stripSlice, handle(c, func(ch *changes) map[types.NamespacedName]*sliceInfo { return ch.slices }, nil)),
+		shared(podsInformer, s.Pods, stripPod, handle(c, func(ch *changes) map[types.NamespacedName]*podInfo { return ch.pods }, func(ch *changes) *[]*podInfo { return &ch.listedPods })),
+		shared(nodesInformer, s.Nodes, stripNode, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Node { return ch.nodes }, nil)),
+		shared(namespacesInformer, s.Namespaces, stripNamespace, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Namespace { return ch.namespaces }, nil)),
+	}
+}
+
+// stripping hands h each object as strip makes it, the controller's lean
+// form, as a private informer's transform would have: a shared
+// informer's objects are its owner's, and are read, never modified.
+type stripping struct {
+	strip cache.TransformFunc
+	h     cache.ResourceEventHandler
+}
+
+func (s stripping) OnAdd(obj any, initial bool) { s.h.OnAdd(s.lean(obj), initial) }
+func (s stripping) OnUpdate(_, obj any)         { s.h.OnUpdate(nil, s.lean(obj)) }
+func (s stripping) OnDelete(obj any)            { s.h.OnDelete(s.lean(obj)) }
+
+// lean returns obj's lean form; a tombstone's object is replaced in a
+// copy of the tombstone.
+func (s stripping) lean(obj any) any {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		tomb.Obj = s.lean(tomb.Obj)
+		return tomb
+	}
+	out, err := s.strip(obj)
+	if err != nil {
+		return obj // the transforms never fail; the handler ignores what it does not know
+	}
+	return out
+}
+
+var _ SharedInformer = cache.SharedIndexInformer(nil)

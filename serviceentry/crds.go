@@ -18,6 +18,7 @@ import (
 // goroutine.
 type crdInformer struct {
 	resource string // "workloadentries", "serviceentries"
+	kind     Kind
 	inf      cache.SharedIndexInformer
 	// asked is set once Run has asked whether the cluster serves the
 	// kind; late, when it did not, so that the kind counts as synced
@@ -32,13 +33,14 @@ func (k *crdInformer) start(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Go(func() { k.inf.RunWithContext(ctx) })
 }
 
-// synced reports whether the kind has listed; when the source asks for
-// CRDs (polled), a kind not served when first asked counts as listed.
-func (k *crdInformer) synced(polled bool) bool {
+// synced reports whether the kind has listed to the source's handler,
+// whose registration is reg; when the source asks for CRDs (polled), a
+// kind not served when first asked counts as listed.
+func (k *crdInformer) synced(polled bool, reg cache.ResourceEventHandlerRegistration) bool {
 	if !polled {
-		return k.inf.HasSynced()
+		return reg.HasSynced()
 	}
-	return k.asked.Load() && (k.late.Load() || k.inf.HasSynced())
+	return k.asked.Load() && (k.late.Load() || reg.HasSynced())
 }
 
 // startServed asks the cluster which Istio kinds it serves and starts the

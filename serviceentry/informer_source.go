@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
@@ -83,6 +84,14 @@ type InformerSource struct {
 	// nsInf watches the namespaces; nil without InformerOptions.Namespaces.
 	nsInf cache.SharedIndexInformer
 
+	// shared says that the informers are a control plane's
+	// (NewSharedInformerSource): Run neither starts nor stops them.
+	shared bool
+	// kinds are the informers, each with the kind of its objects, to
+	// which Run adds the source's handler; regs holds the registrations
+	// while Run runs and after.
+	kinds []kindInformer
+	regs  atomic.Pointer[map[Kind]cache.ResourceEventHandlerRegistration]
 	// synced is closed once every informer has listed (see
 	// signalSynced).
 	synced chan struct{}
@@ -131,11 +140,9 @@ func NewInformerSource(client versioned.Interface, opts InformerOptions) (*Infor
 		handlers:  map[int]func(Ref){},
 		synced:    make(chan struct{}),
 	}
-	infs := map[Kind]cache.SharedIndexInformer{KindWorkloadEntry: weInf}
-	s.crds = append(s.crds, &crdInformer{resource: "workloadentries", inf: weInf})
+	s.addCRD(KindWorkloadEntry, weInf)
 	if !opts.WorkloadEntriesOnly {
-		infs[KindServiceEntry] = seInf
-		s.crds = append(s.crds, &crdInformer{resource: "serviceentries", inf: seInf})
+		s.addCRD(KindServiceEntry, seInf)
 	}
 	if kc := opts.Namespaces; kc != nil {
 		nss := kc.CoreV1().Namespaces()
@@ -147,22 +154,61 @@ func NewInformerSource(client versioned.Interface, opts InformerOptions) (*Infor
 				return nss.Watch(ctx, o)
 			},
 		}, kc), &corev1.Namespace{}, opts.ResyncPeriod, cache.Indexers{})
-		infs[KindNamespace] = s.nsInf
+		s.kinds = append(s.kinds, kindInformer{KindNamespace, s.nsInf})
 	}
-	for kind, inf := range infs {
-		if err := inf.SetTransform(strip); err != nil {
-			return nil, err
-		}
-		h := func(obj any) { s.notify(kind, obj) }
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    h,
-			UpdateFunc: func(_, obj any) { h(obj) },
-			DeleteFunc: h,
-		}); err != nil {
+	for _, k := range s.kinds {
+		if err := k.inf.SetTransform(strip); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// kindInformer is an informer of the source, and the kind of its
+// objects.
+type kindInformer struct {
+	kind Kind
+	inf  cache.SharedIndexInformer
+}
+
+// addCRD adds the informer of an Istio kind.
+func (s *InformerSource) addCRD(kind Kind, inf cache.SharedIndexInformer) {
+	resource := map[Kind]string{KindServiceEntry: "serviceentries", KindWorkloadEntry: "workloadentries"}[kind]
+	s.crds = append(s.crds, &crdInformer{resource: resource, kind: kind, inf: inf})
+	s.kinds = append(s.kinds, kindInformer{kind, inf})
+}
+
+// addHandlers adds the source's handler to every informer; one that
+// refuses it (a stopped shared informer) is an error, and the handlers
+// added before it are removed.
+func (s *InformerSource) addHandlers() error {
+	regs := map[Kind]cache.ResourceEventHandlerRegistration{}
+	for _, k := range s.kinds {
+		h := func(obj any) { s.notify(k.kind, obj) }
+		reg, err := k.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    h,
+			UpdateFunc: func(_, obj any) { h(obj) },
+			DeleteFunc: h,
+		})
+		if err != nil {
+			s.removeHandlers(regs)
+			return fmt.Errorf("serviceentry: adding the source's handler to the %s informer: %w", k.kind, err)
+		}
+		regs[k.kind] = reg
+	}
+	s.regs.Store(&regs)
+	return nil
+}
+
+// removeHandlers removes the source's handlers: a shared informer calls
+// the source no more once Run has returned.
+func (s *InformerSource) removeHandlers(regs map[Kind]cache.ResourceEventHandlerRegistration) {
+	for _, k := range s.kinds {
+		if reg := regs[k.kind]; reg != nil {
+			// Only a stopped informer refuses, and it calls no handler.
+			_ = k.inf.RemoveEventHandler(reg)
+		}
+	}
 }
 
 func (s *InformerSource) notify(kind Kind, obj any) {
@@ -185,12 +231,23 @@ func (s *InformerSource) notify(kind Kind, obj any) {
 	}
 }
 
-// Run starts the informers (with InformerOptions.CRDPollInterval, those
-// of the kinds the cluster serves, and the others once it serves them)
-// and stops them, waiting for their goroutines, when ctx is done.
+// Run adds the source's handlers to the informers and starts them (with
+// InformerOptions.CRDPollInterval, those of the kinds the cluster serves,
+// and the others once it serves them); when ctx is done it stops them,
+// waits for their goroutines, and removes its handlers. The informers of
+// a NewSharedInformerSource are their owner's to start and stop.
 func (s *InformerSource) Run(ctx context.Context) error {
+	if err := s.addHandlers(); err != nil {
+		return err
+	}
+	defer s.removeHandlers(*s.regs.Load())
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	if s.shared {
+		wg.Go(func() { s.signalSynced(ctx) })
+		<-ctx.Done()
+		return nil
+	}
 	if s.nsInf != nil {
 		wg.Go(func() { s.nsInf.RunWithContext(ctx) })
 	}
@@ -224,14 +281,15 @@ func (s *InformerSource) Run(ctx context.Context) error {
 // have, as the informers' HasSyncedChecker channels say. Run starts it
 // once each kind is started or known to be late.
 func (s *InformerSource) signalSynced(ctx context.Context) {
+	regs := *s.regs.Load()
 	var checkers []cache.DoneChecker
 	for _, k := range s.crds {
 		if !k.late.Load() {
-			checkers = append(checkers, k.inf.HasSyncedChecker())
+			checkers = append(checkers, regs[k.kind].HasSyncedChecker())
 		}
 	}
 	if s.nsInf != nil {
-		checkers = append(checkers, s.nsInf.HasSyncedChecker())
+		checkers = append(checkers, regs[KindNamespace].HasSyncedChecker())
 	}
 	if cache.WaitFor(ctx, "", checkers...) {
 		close(s.synced)
@@ -246,12 +304,17 @@ func (s *InformerSource) Synced() <-chan struct{} { return s.synced }
 // InformerOptions.CRDPollInterval, a kind the cluster did not serve when
 // Run first asked counts as listed.
 func (s *InformerSource) HasSynced() bool {
+	p := s.regs.Load()
+	if p == nil {
+		return false // Run has not added its handlers
+	}
+	regs := *p
 	for _, k := range s.crds {
-		if !k.synced(s.poll > 0) {
+		if !k.synced(s.poll > 0, regs[k.kind]) {
 			return false
 		}
 	}
-	return s.nsInf == nil || s.nsInf.HasSynced()
+	return s.nsInf == nil || regs[KindNamespace].HasSynced()
 }
 
 // NamespaceTrafficDistribution returns a cached namespace's

@@ -1,12 +1,19 @@
 package manifest
 
 import (
+	"context"
 	"strings"
+	"time"
 
+	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
+	istioclient "istio.io/client-go/pkg/clientset/versioned"
 	istiofake "istio.io/client-go/pkg/clientset/versioned/fake"
+	istioinformers "istio.io/client-go/pkg/informers/externalversions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 	mcsfake "sigs.k8s.io/mcs-api/pkg/client/clientset/versioned/fake"
 )
@@ -98,3 +105,37 @@ func NewMCSFake(objs ...runtime.Object) *MCSFake {
 
 // IsWatchListSemanticsUnSupported returns true.
 func (*MCSFake) IsWatchListSemanticsUnSupported() bool { return true }
+
+// IstioInformerFactory returns an istio client-go SharedInformerFactory
+// over a fake clientset whose ServiceEntry and WorkloadEntry informers
+// ask the client whether it serves the watch-list protocol, as client-go's
+// own informers do. istio client-go's generated informers never ask, and
+// so would wait on the fake for an initial-events bookmark it never
+// sends; against a real API server the generated ones work as they are.
+func IstioInformerFactory(client *IstioFake) istioinformers.SharedInformerFactory {
+	f := istioinformers.NewSharedInformerFactory(client, 0)
+	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	f.InformerFor(&networkingv1.ServiceEntry{}, func(c istioclient.Interface, resync time.Duration) cache.SharedIndexInformer {
+		ses := c.NetworkingV1().ServiceEntries("")
+		return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return ses.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return ses.Watch(ctx, o)
+			},
+		}, client), &networkingv1.ServiceEntry{}, resync, indexers)
+	})
+	f.InformerFor(&networkingv1.WorkloadEntry{}, func(c istioclient.Interface, resync time.Duration) cache.SharedIndexInformer {
+		wes := c.NetworkingV1().WorkloadEntries("")
+		return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return wes.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return wes.Watch(ctx, o)
+			},
+		}, client), &networkingv1.WorkloadEntry{}, resync, indexers)
+	})
+	return f
+}

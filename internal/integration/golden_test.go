@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
 
 	"github.com/meshreg/meshreg/internal/manifest"
 	"github.com/meshreg/meshreg/kube"
@@ -47,7 +48,8 @@ const scenarioLabel = "meshreg.io/scenario"
 // so that Kubernetes' EndpointSlice controller leaves the scenario's own
 // slices as they are, and both dumps are compared without selectors. Each scenario's
 // namespaces carry a label the controller's namespace selector picks, so
-// the other tests' objects stay out of the dump.
+// the other tests' objects stay out of the dump. Each scenario runs on the
+// controller's own informers and on a SharedInformerFactory's.
 func TestGoldenScenarios(t *testing.T) {
 	for _, name := range goldenScenarios {
 		t.Run(name, func(t *testing.T) {
@@ -61,10 +63,22 @@ func TestGoldenScenarios(t *testing.T) {
 			defer cancel()
 			undo := applyScenario(t, ctx, name, objs)
 			defer undo()
-			c := runKube(t, env.kube, kube.Options{ClusterID: "Kubernetes",
-				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{scenarioLabel: name}}})
+			opts := kube.Options{ClusterID: "Kubernetes",
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{scenarioLabel: name}}}
+			c := runKube(t, env.kube, opts)
 			eventually(t, 30*time.Second, "the dump of "+name, func() (bool, string) {
 				got := dumpWithout(t, c, "default/kubernetes.default.svc.cluster.local")
+				return got == want, cmp.Diff(want, got)
+			})
+			// The same, on a SharedInformerFactory's informers.
+			factory := informers.NewSharedInformerFactory(env.kube, 0)
+			opts.Informers = kube.FactoryInformers(factory)
+			fctx, stop := context.WithCancel(ctx)
+			factory.Start(fctx.Done())
+			defer func() { stop(); factory.Shutdown() }()
+			shared := runKube(t, nil, opts)
+			eventually(t, 30*time.Second, "the dump of "+name+" on shared informers", func() (bool, string) {
+				got := dumpWithout(t, shared, "default/kubernetes.default.svc.cluster.local")
 				return got == want, cmp.Diff(want, got)
 			})
 		})

@@ -4,7 +4,10 @@
 // and diagnostics, in the shard (Kubernetes, cluster ID).
 //
 // Create a Controller with New over any kubernetes.Interface and run it
-// with Run. Queries answer from its store at any time (empty until the
+// with Run; or hand it a control plane's own informers
+// (Options.Informers: a SharedInformerFactory's through FactoryInformers,
+// or controller-runtime's), which it shares without modifying their
+// objects. Queries answer from its store at any time (empty until the
 // initial state is converted); HasSynced turns true once the informers'
 // initial lists are converted and delivered to every handler;
 // HandleWorkload takes the WorkloadEntries its Services may select (the

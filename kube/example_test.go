@@ -9,6 +9,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 	mcsfake "sigs.k8s.io/mcs-api/pkg/client/clientset/versioned/fake"
@@ -132,4 +133,34 @@ func ExampleMCSOptions() {
 	//   10.1.0.7 AlwaysDiscoverable
 	// reviews.bookinfo.svc.clusterset.local [242.0.0.10/32]
 	//   10.1.0.7 AlwaysDiscoverable
+}
+
+// A control plane that already runs a SharedInformerFactory shares its
+// informers with the controller: the factory starts them, the controller
+// adds its handlers when it runs and removes them when it stops.
+func ExampleFactoryInformers() {
+	client := fake.NewSimpleClientset(&corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "bookinfo", Name: "ratings"},
+		Spec:       corev1.ServiceSpec{ClusterIP: "10.96.0.11", Ports: []corev1.ServicePort{{Name: "http", Port: 9080}}},
+	})
+	factory := informers.NewSharedInformerFactory(client, 0)
+	c, err := kube.New(nil, kube.Options{ClusterID: "east", Informers: kube.FactoryInformers(factory)})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	factory.Start(ctx.Done())
+	done := make(chan error)
+	go func() { done <- c.Run(ctx) }()
+	if err := registry.WaitSynced(ctx, c); err != nil {
+		panic(err)
+	}
+	for _, svc := range c.Services() {
+		fmt.Println(svc.Hostname, svc.Addresses["east"])
+	}
+	cancel()
+	<-done
+	factory.Shutdown()
+	// Output:
+	// ratings.bookinfo.svc.cluster.local [10.96.0.11/32]
 }

@@ -26,8 +26,8 @@ func (r *Report) PlotSVG(w io.Writer) error {
 		{"Initial sync time", "s", func(s *SystemResult) float64 { return s.SyncSeconds }},
 		{"Heap after GC (HeapAlloc)", "MiB", func(s *SystemResult) float64 { return float64(s.HeapAlloc) / (1 << 20) }},
 	}
-	colors := map[string]string{Floor: "#555555", Kube: "#1f77b4", Aggregate: "#d62728"}
-	dashes := map[string]string{Floor: "6,4", Kube: "", Aggregate: ""}
+	colors := map[string]string{Floor: "#555555", Kube: "#1f77b4", KubeShared: "#2ca02c", Aggregate: "#d62728"}
+	dashes := map[string]string{Floor: "6,4", Kube: "", KubeShared: "", Aggregate: ""}
 	for i, pn := range panels {
 		x0 := float64(i*panelW) + 70
 		plotW, plotH, y0 := float64(panelW)-100, float64(H)-110, 50.0

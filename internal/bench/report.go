@@ -104,7 +104,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		// FloorNotify, measured only when asked for, is shown like a
 		// registry: its ratio to the floor is what the delivery of an
 		// event adds.
-		regs := []*SystemResult{pr.Median(FloorNotify), pr.Median(Kube), pr.Median(Aggregate)}
+		regs := []*SystemResult{pr.Median(FloorNotify), pr.Median(Kube), pr.Median(KubeShared), pr.Median(Aggregate)}
 		p("| median of %d runs | floor |", len(pr.Runs))
 		for _, s := range regs {
 			if s != nil {

@@ -42,6 +42,14 @@ const FloorNotify = "floor-notify"
 // beside the aggregate, for the cost of the metrics.
 const AggregateMetrics = "aggregate-metrics"
 
+// KubeShared is the kube controller on the informers of a client-go
+// SharedInformerFactory (kube.Options.Informers), of the five kinds it
+// reads, as a control plane that shares its informers runs it: its heap
+// holds the factory's whole objects (the control plane's own cache) and
+// the controller's lean ones. It is not in Systems: a run whose
+// Options.Systems names it measures it.
+const KubeShared = "kube-shared"
+
 // floorKeys reports whether system name reports changes by the changed
 // object's key (change.floorKey) rather than by service hostname.
 func floorKeys(name string) bool { return name == Floor || name == FloorNotify }
@@ -176,7 +184,13 @@ func newRegistry(name string, client kubernetes.Interface, sc *Scenario, withSer
 	if name == AggregateMetrics {
 		metrics = prometheus.NewRegistry()
 	}
-	kc, err := kube.New(client, kube.Options{ClusterID: Cluster, DomainSuffix: DomainSuffix, Metrics: metrics})
+	opts := kube.Options{ClusterID: Cluster, DomainSuffix: DomainSuffix, Metrics: metrics}
+	var factory informers.SharedInformerFactory
+	if name == KubeShared {
+		factory = informers.NewSharedInformerFactory(client, 0)
+		opts.Informers = kube.FactoryInformers(factory)
+	}
+	kc, err := kube.New(client, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -186,6 +200,13 @@ func newRegistry(name string, client kubernetes.Interface, sc *Scenario, withSer
 	case Kube:
 		d = kc
 		r.run = kc.Run
+	case KubeShared:
+		d = kc
+		r.run = func(ctx context.Context) error {
+			factory.Start(ctx.Done())
+			defer factory.Shutdown()
+			return kc.Run(ctx)
+		}
 	case Aggregate, AggregateMetrics:
 		agg, err := aggregate.New(aggregate.Options{Metrics: metrics})
 		if err != nil {

@@ -11,64 +11,37 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshreg/meshreg/aggregate"
+	"github.com/meshreg/meshreg/internal/informertest"
 )
 
-// counted is a shared informer that counts the handlers added to it and
-// not removed. With gate set, each handler's events after its first wait
-// until gate is closed.
-type counted struct {
-	cache.SharedIndexInformer
-	gate chan struct{}
-	mu   sync.Mutex
-	regs map[cache.ResourceEventHandlerRegistration]bool
-	// delivered counts the events handed to the handlers.
+// gate holds a handler's events back, each after the first, until it
+// is opened; it counts the events handed to it.
+type gate struct {
+	open      chan struct{}
 	delivered atomic.Int32
 }
 
-// gated hands its events on, each after the first once gate is closed.
+// gated hands its events on through g.
 type gated struct {
-	c *counted
+	g *gate
 	h cache.ResourceEventHandler
 }
 
 func (g gated) wait() {
-	if g.c.delivered.Add(1) > 1 && g.c.gate != nil {
-		<-g.c.gate
+	if g.g.delivered.Add(1) > 1 {
+		<-g.g.open
 	}
 }
 func (g gated) OnAdd(obj any, initial bool) { g.wait(); g.h.OnAdd(obj, initial) }
 func (g gated) OnUpdate(old, obj any)       { g.wait(); g.h.OnUpdate(old, obj) }
 func (g gated) OnDelete(obj any)            { g.wait(); g.h.OnDelete(obj) }
 
-func (c *counted) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
-	reg, err := c.SharedIndexInformer.AddEventHandler(gated{c: c, h: h})
-	if err == nil {
-		c.mu.Lock()
-		c.regs[reg] = true
-		c.mu.Unlock()
-	}
-	return reg, err
-}
-
-func (c *counted) RemoveEventHandler(reg cache.ResourceEventHandlerRegistration) error {
-	c.mu.Lock()
-	delete(c.regs, reg)
-	c.mu.Unlock()
-	return c.SharedIndexInformer.RemoveEventHandler(reg)
-}
-
-func (c *counted) handlers() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.regs)
-}
-
 // countedInformers wraps a factory's five informers.
-func countedInformers(f informers.SharedInformerFactory) (*SharedInformers, []*counted) {
+func countedInformers(f informers.SharedInformerFactory) (*SharedInformers, []*informertest.Counting) {
 	fi := FactoryInformers(f)
-	var all []*counted
+	var all []*informertest.Counting
 	wrap := func(inf SharedInformer) SharedInformer {
-		c := &counted{SharedIndexInformer: inf.(cache.SharedIndexInformer), regs: map[cache.ResourceEventHandlerRegistration]bool{}}
+		c := informertest.NewCounting(inf.(cache.SharedIndexInformer))
 		all = append(all, c)
 		return c
 	}
@@ -78,10 +51,10 @@ func countedInformers(f informers.SharedInformerFactory) (*SharedInformers, []*c
 	}, all
 }
 
-func handlerCount(cs []*counted) int {
+func handlerCount(cs []*informertest.Counting) int {
 	n := 0
 	for _, c := range cs {
-		n += c.handlers()
+		n += c.Handlers()
 	}
 	return n
 }
@@ -108,10 +81,10 @@ func TestSharedInformersHandlers(t *testing.T) {
 
 	// The pods' handler gets its first pod and waits: the informer has
 	// synced, the controller's handler has not.
-	pods := counts[2]
-	pods.gate = make(chan struct{})
+	pods := &gate{open: make(chan struct{})}
+	counts[2].Wrap = func(h cache.ResourceEventHandler) cache.ResourceEventHandler { return gated{pods, h} }
 	var open sync.Once
-	release := func() { open.Do(func() { close(pods.gate) }) }
+	release := func() { open.Do(func() { close(pods.open) }) }
 	defer release() // a failure below must not leave the handler waiting
 	agg, err := aggregate.New(aggregate.Options{})
 	mustNot(t, err)

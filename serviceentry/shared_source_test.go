@@ -3,7 +3,6 @@ package serviceentry
 import (
 	"bytes"
 	"context"
-	"sync"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -12,39 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/meshreg/meshreg/internal/informertest"
 	"github.com/meshreg/meshreg/internal/manifest"
 	"github.com/meshreg/meshreg/registry"
 )
-
-// handlerCount counts the handlers added to an informer and not removed.
-type handlerCount struct {
-	cache.SharedIndexInformer
-	mu   sync.Mutex
-	regs map[cache.ResourceEventHandlerRegistration]bool
-}
-
-func (h *handlerCount) AddEventHandler(eh cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
-	reg, err := h.SharedIndexInformer.AddEventHandler(eh)
-	if err == nil {
-		h.mu.Lock()
-		h.regs[reg] = true
-		h.mu.Unlock()
-	}
-	return reg, err
-}
-
-func (h *handlerCount) RemoveEventHandler(reg cache.ResourceEventHandlerRegistration) error {
-	h.mu.Lock()
-	delete(h.regs, reg)
-	h.mu.Unlock()
-	return h.SharedIndexInformer.RemoveEventHandler(reg)
-}
-
-func (h *handlerCount) n() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.regs)
-}
 
 // A source over a control plane's istio informer factory gives the
 // registry the same state as a source of its own informers, adds one
@@ -82,12 +52,12 @@ func TestSharedInformerSource(t *testing.T) {
 
 	client := manifest.IstioClientset(load(t, yaml))
 	factory := manifest.IstioInformerFactory(client)
-	var counts []*handlerCount
+	var counts []*informertest.Counting
 	for _, inf := range []cache.SharedIndexInformer{
 		factory.Networking().V1().ServiceEntries().Informer(),
 		factory.Networking().V1().WorkloadEntries().Informer(),
 	} {
-		counts = append(counts, &handlerCount{SharedIndexInformer: inf, regs: map[cache.ResourceEventHandlerRegistration]bool{}})
+		counts = append(counts, informertest.NewCounting(inf))
 	}
 	src, err := NewSharedInformerSource(factory, SharedInformerOptions{})
 	if err != nil {
@@ -105,8 +75,8 @@ func TestSharedInformerSource(t *testing.T) {
 	factory.Start(ctx.Done())
 
 	got := dumpOf(src, func() {
-		if counts[0].n() != 1 || counts[1].n() != 1 {
-			t.Errorf("%d and %d of the source's handlers on the informers while it runs, want 1 and 1", counts[0].n(), counts[1].n())
+		if counts[0].Handlers() != 1 || counts[1].Handlers() != 1 {
+			t.Errorf("%d and %d of the source's handlers on the informers while it runs, want 1 and 1", counts[0].Handlers(), counts[1].Handlers())
 		}
 	})
 	if !bytes.Equal(got, want) {
@@ -116,7 +86,7 @@ func TestSharedInformerSource(t *testing.T) {
 		t.Fatalf("no workload in the dump:\n%s", got)
 	}
 	for i, c := range counts {
-		if n := c.n(); n != 0 {
+		if n := c.Handlers(); n != 0 {
 			t.Errorf("informer %d keeps %d of the source's handlers after Run returned", i, n)
 		}
 	}

@@ -114,28 +114,24 @@ func (*MCSFake) IsWatchListSemanticsUnSupported() bool { return true }
 // sends; against a real API server the generated ones work as they are.
 func IstioInformerFactory(client *IstioFake) istioinformers.SharedInformerFactory {
 	f := istioinformers.NewSharedInformerFactory(client, 0)
-	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 	f.InformerFor(&networkingv1.ServiceEntry{}, func(c istioclient.Interface, resync time.Duration) cache.SharedIndexInformer {
 		ses := c.NetworkingV1().ServiceEntries("")
-		return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return ses.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return ses.Watch(ctx, o)
-			},
-		}, client), &networkingv1.ServiceEntry{}, resync, indexers)
+		return listWatchInformer(client, &networkingv1.ServiceEntry{}, resync,
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ses.List(ctx, o) }, ses.Watch)
 	})
 	f.InformerFor(&networkingv1.WorkloadEntry{}, func(c istioclient.Interface, resync time.Duration) cache.SharedIndexInformer {
 		wes := c.NetworkingV1().WorkloadEntries("")
-		return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return wes.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return wes.Watch(ctx, o)
-			},
-		}, client), &networkingv1.WorkloadEntry{}, resync, indexers)
+		return listWatchInformer(client, &networkingv1.WorkloadEntry{}, resync,
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return wes.List(ctx, o) }, wes.Watch)
 	})
 	return f
+}
+
+// listWatchInformer is an informer of obj's kind over list and watch, on
+// the watch-list protocol only if client says it serves it.
+func listWatchInformer(client any, obj runtime.Object, resync time.Duration,
+	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.SharedIndexInformer {
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{ListWithContextFunc: list, WatchFuncWithContext: watchFn}, client)
+	return cache.NewSharedIndexInformer(lw, obj, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 }

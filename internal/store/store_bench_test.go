@@ -55,13 +55,19 @@ func benchEndpoints(first, e int) []*model.Endpoint {
 // other endpoints are the same values): compare, re-index, publish.
 func BenchmarkSetEndpoints(b *testing.B) {
 	st, keys := benchStore(100, 100)
+	flipHealth(b, st, keys[0])
+}
+
+// flipHealth sets the kube shard's list of key to a 100-pod list and to
+// the same list with one endpoint's health flipped, in turn, b.N times.
+func flipHealth(b *testing.B, st *store.Store, key model.ServiceKey) {
 	first := benchEndpoints(0, 100)
 	lists := [2][]*model.Endpoint{first, slices.Clone(first)}
 	lists[1][10] = lists[1][10].DeepCopy()
 	lists[1][10].Health = model.Unhealthy
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		st.SetEndpoints(kubeShard, keys[0], lists[i%2])
+		st.SetEndpoints(kubeShard, key, lists[i%2])
 	}
 }
 
@@ -76,14 +82,7 @@ func BenchmarkSetEndpointsTwoShards(b *testing.B) {
 		ep.Cluster = other.Cluster
 	}
 	st.SetEndpoints(other, keys[0], second)
-	first := benchEndpoints(0, 100)
-	lists := [2][]*model.Endpoint{first, slices.Clone(first)}
-	lists[1][10] = lists[1][10].DeepCopy()
-	lists[1][10].Health = model.Unhealthy
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		st.SetEndpoints(kubeShard, keys[0], lists[i%2])
-	}
+	flipHealth(b, st, keys[0])
 }
 
 // BenchmarkSetEndpointsUnchanged is the no-op: an equal list publishes

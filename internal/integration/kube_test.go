@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"net/url"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -23,16 +25,39 @@ import (
 
 func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
 
+// sharedInformers runs the kube controllers of startKube and runKube on
+// a SharedInformerFactory's informers over their client
+// (kube.Options.Informers), as a control plane that shares its informers
+// would: `make test` runs the tier's kube tests once more so.
+var sharedInformers = flag.Bool("shared", false, "run the kube controllers of startKube and runKube on shared informers")
+
 // startKube runs a kube controller over client until it has synced, and
-// returns it with the function that stops it.
+// returns it with the function that stops it. With -shared (and no
+// Options.Informers of the caller's) the controller shares the informers
+// of a SharedInformerFactory over client, which runs as long as it does.
 func startKube(t *testing.T, client kubernetes.Interface, opts kube.Options) (*kube.Controller, func()) {
 	t.Helper()
+	var factory informers.SharedInformerFactory
+	if *sharedInformers && opts.Informers == nil && client != nil {
+		factory = informers.NewSharedInformerFactory(client, 0)
+		opts.Informers = kube.FactoryInformers(factory)
+		t.Log("the kube controller runs on a SharedInformerFactory's informers")
+	}
 	c, err := kube.New(client, opts)
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
+	if factory != nil {
+		factory.Start(ctx.Done())
+	}
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	stop := func() { cancel(); must(t, <-done) }
+	stop := func() {
+		cancel()
+		must(t, <-done)
+		if factory != nil {
+			factory.Shutdown()
+		}
+	}
 	eventually(t, time.Minute, "the controller to sync", func() (bool, string) { return c.HasSynced(), "not synced" })
 	return c, stop
 }

@@ -173,20 +173,43 @@ const (
 	namespacesInformer     = "namespaces"
 )
 
+// kind is what the controller reads of one of the five kinds its own or
+// shared informers watch: the informer's name, the transform into the
+// controller's lean type, and the handler of the lean objects.
+type kind struct {
+	name    string
+	strip   cache.TransformFunc
+	handler cache.ResourceEventHandler
+}
+
+// kinds returns the five kinds, services first.
+func (c *Controller) kinds() []kind {
+	return []kind{
+		{servicesInformer, stripService, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Service { return ch.services }, func(ch *changes) *[]*corev1.Service { return &ch.listedServices })},
+		{endpointSlicesInformer, stripSlice, handle(c, func(ch *changes) map[types.NamespacedName]*sliceInfo { return ch.slices }, nil)},
+		{podsInformer, stripPod, handle(c, func(ch *changes) map[types.NamespacedName]*podInfo { return ch.pods }, func(ch *changes) *[]*podInfo { return &ch.listedPods })},
+		{nodesInformer, stripNode, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Node { return ch.nodes }, nil)},
+		{namespacesInformer, stripNamespace, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Namespace { return ch.namespaces }, nil)},
+	}
+}
+
 // newInformers returns the controller's five informers over client.
 func (c *Controller) newInformers(client kubernetes.Interface) []informer {
 	core, disc := client.CoreV1(), client.DiscoveryV1()
-	resync := c.opts.ResyncPeriod
-	return []informer{
-		newInformer(servicesInformer, listWatch(client, core.Services("").List, core.Services("").Watch, c.relists(servicesInformer)),
-			&corev1.Service{}, resync, stripService, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Service { return ch.services }, func(ch *changes) *[]*corev1.Service { return &ch.listedServices })),
-		newInformer(endpointSlicesInformer, listWatch(client, disc.EndpointSlices("").List, disc.EndpointSlices("").Watch, c.relists(endpointSlicesInformer)),
-			&discoveryv1.EndpointSlice{}, resync, stripSlice, handle(c, func(ch *changes) map[types.NamespacedName]*sliceInfo { return ch.slices }, nil)),
-		newInformer(podsInformer, listWatch(client, core.Pods("").List, core.Pods("").Watch, c.relists(podsInformer)),
-			&corev1.Pod{}, resync, stripPod, handle(c, func(ch *changes) map[types.NamespacedName]*podInfo { return ch.pods }, func(ch *changes) *[]*podInfo { return &ch.listedPods })),
-		newInformer(nodesInformer, listWatch(client, core.Nodes().List, core.Nodes().Watch, c.relists(nodesInformer)),
-			&corev1.Node{}, resync, stripNode, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Node { return ch.nodes }, nil)),
-		newInformer(namespacesInformer, listWatch(client, core.Namespaces().List, core.Namespaces().Watch, c.relists(namespacesInformer)),
-			&corev1.Namespace{}, resync, stripNamespace, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Namespace { return ch.namespaces }, nil)),
+	watched := map[string]struct {
+		lw  cache.ListerWatcher
+		obj runtime.Object
+	}{
+		servicesInformer:       {listWatch(client, core.Services("").List, core.Services("").Watch, c.relists(servicesInformer)), &corev1.Service{}},
+		endpointSlicesInformer: {listWatch(client, disc.EndpointSlices("").List, disc.EndpointSlices("").Watch, c.relists(endpointSlicesInformer)), &discoveryv1.EndpointSlice{}},
+		podsInformer:           {listWatch(client, core.Pods("").List, core.Pods("").Watch, c.relists(podsInformer)), &corev1.Pod{}},
+		nodesInformer:          {listWatch(client, core.Nodes().List, core.Nodes().Watch, c.relists(nodesInformer)), &corev1.Node{}},
+		namespacesInformer:     {listWatch(client, core.Namespaces().List, core.Namespaces().Watch, c.relists(namespacesInformer)), &corev1.Namespace{}},
 	}
+	var out []informer
+	for _, k := range c.kinds() {
+		w := watched[k.name]
+		out = append(out, newInformer(k.name, w.lw, w.obj, c.opts.ResyncPeriod, k.strip, k.handler))
+	}
+	return out
 }

@@ -3,8 +3,6 @@ package kube
 import (
 	"errors"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 )
@@ -52,19 +50,18 @@ func (s *SharedInformers) validate() error {
 }
 
 // sharedInformers returns the controller's informers over the caller's:
-// the same handlers as its own informers', each behind stripping, since a
-// shared informer holds its owner's objects whole.
+// the same kinds as its own informers', each handler behind stripping,
+// since a shared informer holds its owner's objects whole.
 func (c *Controller) sharedInformers(s *SharedInformers) []informer {
-	shared := func(name string, inf SharedInformer, strip cache.TransformFunc, h cache.ResourceEventHandler) informer {
-		return informer{name: name, shared: inf, handler: stripping{strip: strip, h: h}}
+	shared := map[string]SharedInformer{
+		servicesInformer: s.Services, endpointSlicesInformer: s.EndpointSlices, podsInformer: s.Pods,
+		nodesInformer: s.Nodes, namespacesInformer: s.Namespaces,
 	}
-	return []informer{
-		shared(servicesInformer, s.Services, stripService, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Service { return ch.services }, func(ch *changes) *[]*corev1.Service { return &ch.listedServices })),
-		shared(endpointSlicesInformer, s.EndpointSlices, stripSlice, handle(c, func(ch *changes) map[types.NamespacedName]*sliceInfo { return ch.slices }, nil)),
-		shared(podsInformer, s.Pods, stripPod, handle(c, func(ch *changes) map[types.NamespacedName]*podInfo { return ch.pods }, func(ch *changes) *[]*podInfo { return &ch.listedPods })),
-		shared(nodesInformer, s.Nodes, stripNode, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Node { return ch.nodes }, nil)),
-		shared(namespacesInformer, s.Namespaces, stripNamespace, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Namespace { return ch.namespaces }, nil)),
+	var out []informer
+	for _, k := range c.kinds() {
+		out = append(out, informer{name: k.name, shared: shared[k.name], handler: stripping{strip: k.strip, h: k.handler}})
 	}
+	return out
 }
 
 // stripping hands h each object as strip makes it, the controller's lean

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/informers"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -56,15 +55,7 @@ func TestSharedInformersAgainstTheAPIServer(t *testing.T) {
 	})
 
 	t.Run("SharedInformerFactory", func(t *testing.T) {
-		factory := informers.NewSharedInformerFactory(env.kube, 0)
-		c, err := kube.New(nil, kube.Options{ClusterID: "it", Informers: kube.FactoryInformers(factory)})
-		must(t, err)
-		fctx, stop := context.WithCancel(ctx)
-		factory.Start(fctx.Done())
-		done := make(chan error, 1)
-		go func() { done <- c.Run(fctx) }()
-		defer func() { stop(); must(t, <-done); factory.Shutdown() }()
-		sameAsOwn(t, c, own, key, ns, "web-1")
+		sameAsOwn(t, runShared(t, env.kube, kube.Options{ClusterID: "it"}), own, key, ns, "web-1")
 	})
 }
 

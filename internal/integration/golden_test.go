@@ -19,7 +19,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
 
 	"github.com/meshreg/meshreg/internal/manifest"
 	"github.com/meshreg/meshreg/kube"
@@ -71,12 +70,7 @@ func TestGoldenScenarios(t *testing.T) {
 				return got == want, cmp.Diff(want, got)
 			})
 			// The same, on a SharedInformerFactory's informers.
-			factory := informers.NewSharedInformerFactory(env.kube, 0)
-			opts.Informers = kube.FactoryInformers(factory)
-			fctx, stop := context.WithCancel(ctx)
-			factory.Start(fctx.Done())
-			defer func() { stop(); factory.Shutdown() }()
-			shared := runKube(t, nil, opts)
+			shared := runShared(t, env.kube, opts)
 			eventually(t, 30*time.Second, "the dump of "+name+" on shared informers", func() (bool, string) {
 				got := dumpWithout(t, shared, "default/kubernetes.default.svc.cluster.local")
 				return got == want, cmp.Diff(want, got)

@@ -32,13 +32,28 @@ func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
 var sharedInformers = flag.Bool("shared", false, "run the kube controllers of startKube and runKube on shared informers")
 
 // startKube runs a kube controller over client until it has synced, and
-// returns it with the function that stops it. With -shared (and no
-// Options.Informers of the caller's) the controller shares the informers
-// of a SharedInformerFactory over client, which runs as long as it does.
+// returns it with the function that stops it. With -shared it is
+// startShared.
 func startKube(t *testing.T, client kubernetes.Interface, opts kube.Options) (*kube.Controller, func()) {
 	t.Helper()
+	return startMode(t, client, opts, *sharedInformers)
+}
+
+// runShared runs a kube controller until the test ends on the informers
+// of a SharedInformerFactory over client, which runs as long as it does.
+func runShared(t *testing.T, client kubernetes.Interface, opts kube.Options) *kube.Controller {
+	t.Helper()
+	c, stop := startMode(t, client, opts, true)
+	t.Cleanup(stop)
+	return c
+}
+
+// startMode is startKube, on a SharedInformerFactory's informers when
+// shared (and the caller gave no Options.Informers).
+func startMode(t *testing.T, client kubernetes.Interface, opts kube.Options, shared bool) (*kube.Controller, func()) {
+	t.Helper()
 	var factory informers.SharedInformerFactory
-	if *sharedInformers && opts.Informers == nil && client != nil {
+	if shared && opts.Informers == nil {
 		factory = informers.NewSharedInformerFactory(client, 0)
 		opts.Informers = kube.FactoryInformers(factory)
 		t.Log("the kube controller runs on a SharedInformerFactory's informers")

@@ -17,6 +17,10 @@ import (
 var (
 	kubeShard = model.ShardKey{Provider: model.Kubernetes, Cluster: "c1"}
 	seShard   = model.ShardKey{Provider: model.External, Cluster: "c1"}
+	// Shards of two clusters, for the aggregate's store of many.
+	kubeA = model.ShardKey{Provider: model.Kubernetes, Cluster: "a"}
+	kubeB = model.ShardKey{Provider: model.Kubernetes, Cluster: "b"}
+	seA   = model.ShardKey{Provider: model.External, Cluster: "a"}
 )
 
 // kubeService returns a Kubernetes Service with one http port.

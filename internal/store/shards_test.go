@@ -15,12 +15,6 @@ import (
 // The aggregate's store holds many shards: these tests write to it as
 // the aggregate does, several shards' lists of one service.
 
-var (
-	kubeA = model.ShardKey{Provider: model.Kubernetes, Cluster: "a"}
-	kubeB = model.ShardKey{Provider: model.Kubernetes, Cluster: "b"}
-	seA   = model.ShardKey{Provider: model.External, Cluster: "a"}
-)
-
 // shardEndpoint returns an endpoint of port "http" in the shard's
 // cluster.
 func shardEndpoint(shard model.ShardKey, ip string) *model.Endpoint {

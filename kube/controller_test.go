@@ -417,8 +417,10 @@ func TestPodWorkloadFollowsReadiness(t *testing.T) {
 	)
 	c := startController(t, f, Options{})
 	ip := netip.MustParseAddr("10.1.0.1")
-	workloads := func(n int) func() bool { return func() bool { return len(c.WorkloadsByIP(ip)) == n } }
-	waitFor(t, "the ready pod's workload", workloads(1))
+	health := func(want model.HealthStatus) func() bool {
+		return func() bool { ws := c.WorkloadsByIP(ip); return len(ws) == 1 && ws[0].Endpoint.Health == want }
+	}
+	waitFor(t, "the ready pod's workload, Healthy", health(model.Healthy))
 	update := func(mod func(*corev1.Pod)) {
 		t.Helper()
 		p := podObj("default", "a-1", "10.1.0.1", "", map[string]string{"app": "a"})
@@ -428,12 +430,14 @@ func TestPodWorkloadFollowsReadiness(t *testing.T) {
 	}
 
 	update(func(p *corev1.Pod) { p.Status.Conditions[0].Status = corev1.ConditionFalse })
-	waitFor(t, "the workload of a pod no longer Ready withdrawn", workloads(0))
+	waitFor(t, "the workload of a pod no longer Ready, Unhealthy", health(model.Unhealthy))
 	if eps := c.Endpoints(skey("default", "a"), registry.EndpointQuery{}); len(eps) != 1 || eps[0].Workload() != "default/a-1" {
 		t.Errorf("endpoints of the not-Ready pod = %+v, want its endpoint with its metadata", eps)
 	}
 	update(func(*corev1.Pod) {})
-	waitFor(t, "the workload back once Ready", workloads(1))
+	waitFor(t, "the workload Healthy again once Ready", health(model.Healthy))
 	update(func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now })
-	waitFor(t, "the workload of a deleting pod withdrawn", workloads(0))
+	waitFor(t, "the workload of a deleting pod, Unhealthy", health(model.Unhealthy))
+	update(func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed })
+	waitFor(t, "the workload of a failed pod withdrawn", func() bool { return len(c.WorkloadsByIP(ip)) == 0 })
 }

@@ -98,11 +98,17 @@ func podInstance(pod *podInfo, env podEnv) (*model.WorkloadInstance, error) {
 	if len(ep.Addresses) == 0 {
 		return nil, fmt.Errorf("pod %s/%s: %w", pod.namespace, pod.name, errPodNoIP)
 	}
+	if !podServes(pod) {
+		ep.Health, ep.Serving = model.Unhealthy, false
+	}
 	return &model.WorkloadInstance{
-		Kind:      model.KindPod,
-		Namespace: pod.namespace,
-		Name:      pod.name,
-		Endpoint:  ep,
+		Kind:         model.KindPod,
+		Namespace:    pod.namespace,
+		Name:         pod.name,
+		Endpoint:     ep,
+		WorkloadName: pod.workloadName,
+		HostNetwork:  pod.hostNetwork,
+		Redirected:   pod.redirected,
 	}, nil
 }
 
@@ -134,8 +140,9 @@ func podIsLive(pod *podInfo) bool {
 
 // podServes reports whether a pod can serve traffic, as Istio decides it
 // for the pods it hands to ServiceEntry selectors: live, Ready, not being
-// deleted, and with an IP. Only such pods are published as workload
-// instances.
+// deleted, and with an IP. Other live pods with an IP are published
+// Unhealthy: ServiceEntry selectors and the dump skip them, the ambient
+// index (package address) lists them.
 func podServes(pod *podInfo) bool {
 	return podIsLive(pod) && pod.ready && !pod.deleting && len(pod.addrs) > 0
 }

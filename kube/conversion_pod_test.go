@@ -23,7 +23,8 @@ func TestPodWorkload(t *testing.T) {
 				{Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}, {ContainerPort: 9000}}},
 				{Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 1}, {Name: "admin", ContainerPort: 15000}}},
 			}},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "fd00::1", PodIPs: []corev1.PodIP{{IP: "fd00::1"}, {IP: "10.0.0.1"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "fd00::1", PodIPs: []corev1.PodIP{{IP: "fd00::1"}, {IP: "10.0.0.1"}},
+				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
 		}
 	}
 	tests := []struct {
@@ -47,6 +48,23 @@ func TestPodWorkload(t *testing.T) {
 			w.Endpoint.Labels = map[string]string{"app": "a", labelTLSMode: "istio", labelLocality: "r2.z2.s2",
 				labelNetwork: "net-pod", labelCluster: "c1", labelRegion: "r2", labelZone: "z2", labelSubzone: "s2", labelHostname: "n1"}
 		},
+	}, {
+		name: "not Ready: Unhealthy",
+		mod:  func(p *corev1.Pod) { p.Status.Conditions = nil },
+		want: func(w *model.WorkloadInstance) { w.Endpoint.Health, w.Endpoint.Serving = model.Unhealthy, false },
+	}, {
+		name: "being deleted: Unhealthy",
+		mod:  func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now },
+		want: func(w *model.WorkloadInstance) { w.Endpoint.Health, w.Endpoint.Serving = model.Unhealthy, false },
+	}, {
+		name: "host network, redirected, a Job's pod",
+		mod: func(p *corev1.Pod) {
+			p.Spec.HostNetwork = true
+			p.Annotations = map[string]string{annotationAmbientRedirection: "enabled"}
+			p.GenerateName = "backup-28391040-"
+			p.OwnerReferences = []metav1.OwnerReference{{Kind: "Job", Name: "backup-28391040", Controller: ptr(true)}}
+		},
+		want: func(w *model.WorkloadInstance) { w.HostNetwork, w.Redirected, w.WorkloadName = true, true, "backup" },
 	}, {
 		name:    "no IP",
 		mod:     func(p *corev1.Pod) { p.Status.PodIP, p.Status.PodIPs = "", nil },
@@ -74,7 +92,7 @@ func TestPodWorkload(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := &model.WorkloadInstance{Kind: model.KindPod, Namespace: "ns", Name: "p",
+			want := &model.WorkloadInstance{Kind: model.KindPod, Namespace: "ns", Name: "p", WorkloadName: "p",
 				PortMap: map[string]uint32{"http": 8080, "admin": 15000},
 				Endpoint: model.Endpoint{
 					// The pod's order: IPv6 first, as its status lists them.

@@ -56,6 +56,7 @@ func convertService(svc *corev1.Service, nsTraffic string, cfg serviceConfig) (*
 		ServiceAccounts:            serviceAccounts(svc.Annotations, svc.Namespace, cfg.trustDomain),
 		InternalTrafficPolicyLocal: svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == corev1.ServiceInternalTrafficPolicyLocal,
 		PublishNotReadyAddresses:   svc.Spec.PublishNotReadyAddresses,
+		IPFamilies:                 ipFamilies(svc.Spec.IPFamilies),
 		CreationTime:               svc.CreationTimestamp.Time,
 	}
 	if len(svc.Spec.Selector) > 0 {
@@ -264,4 +265,18 @@ func splitSortedList(v string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// ipFamilies returns the families a Service lists.
+func ipFamilies(fams []corev1.IPFamily) model.IPFamilies {
+	var out model.IPFamilies
+	for _, f := range fams {
+		switch f {
+		case corev1.IPv4Protocol:
+			out |= model.IPv4
+		case corev1.IPv6Protocol:
+			out |= model.IPv6
+		}
+	}
+	return out
 }

@@ -295,6 +295,9 @@ func sliceEndpoints(eps column, svc *model.Service, se *sliceEndpoint, meta *mod
 		ep.Health, ep.Serving = st.health, st.serving
 		ep.Hints = se.hints
 		ep.Discoverability = disc
+		if !se.hasPod() {
+			ep.Origin = se.slice
+		}
 		if o := old.at(k); o.Equals(&ep) {
 			eps.set(k, o)
 			continue

@@ -54,8 +54,9 @@ func (c *Controller) flush() {
 }
 
 // syncPod publishes a pod's workload instance, or withdraws it when the
-// pod is gone, out of the namespace selection, yields none, or does not
-// serve (podServes).
+// pod is gone, out of the namespace selection, or yields none (no IP,
+// terminal). A pod that does not serve (podServes) is published
+// Unhealthy.
 func (c *Controller) syncPod(key types.NamespacedName) {
 	wkey := model.WorkloadKey{Cluster: c.opts.ClusterID, Kind: model.KindPod, Namespace: key.Namespace, Name: key.Name}
 	pod := c.lookupPod(key)
@@ -68,12 +69,6 @@ func (c *Controller) syncPod(key types.NamespacedName) {
 		if !errors.Is(err, errPodNoIP) && !errors.Is(err, errPodTerminal) {
 			c.log.Warn("pod not converted", "pod", key.String(), "error", err)
 		}
-		c.store.DeleteWorkload(wkey)
-		return
-	}
-	if !podServes(pod) {
-		// Memoized for its endpoints' metadata, but not published:
-		// ServiceEntry selectors take only pods that can serve.
 		c.store.DeleteWorkload(wkey)
 		return
 	}

@@ -77,7 +77,7 @@ func (c *Controller) prime() int {
 const minPerWorker = 64
 
 // memoizePods memoizes the workload of every pod of a selected namespace,
-// and returns those of the pods that serve (the workloads to publish).
+// and returns them: the workloads to publish.
 // The workloads are computed by up to Options.InitialSyncWorkers
 // goroutines, this one included, which read the cluster only, each with a
 // labelSharer of its own; each pod's memo is written to its own slot by
@@ -118,9 +118,7 @@ func (c *Controller) memoizePods() []*model.WorkloadInstance {
 		w.PortMap = c.portMaps.acquire(pod) // w is not shared yet
 		portsMu.Unlock()
 		memos[i] = podMemo{pod: pod, node: node.node, network: c.net.cluster, w: w}
-		if podServes(pod) {
-			results[i] = w
-		}
+		results[i] = w
 	})
 	if len(c.podMemos) == 0 {
 		c.podMemos = make(map[*podInfo]podMemo, len(memos))

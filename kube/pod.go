@@ -2,9 +2,12 @@ package kube
 
 import (
 	"net/netip"
+	"regexp"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // podInfo is the controller's cached form of a Pod: the pod informer's
@@ -29,6 +32,10 @@ type podInfo struct {
 	// ports are the named TCP ports of the containers and of the native
 	// sidecars (see podPorts), in container order.
 	ports []namedPort
+	// workloadName is the pod's workload (see podWorkloadName);
+	// redirected is set by the ambient redirection annotation.
+	workloadName string
+	redirected   bool
 }
 
 // namedPort is a named container port.
@@ -55,6 +62,8 @@ func newPodInfo(pod *corev1.Pod) *podInfo {
 		hostNetwork:    pod.Spec.HostNetwork,
 		addrs:          podAddresses(&pod.Status),
 		ports:          podPorts(&pod.Spec),
+		workloadName:   podWorkloadName(pod),
+		redirected:     pod.Annotations[annotationAmbientRedirection] == "enabled",
 	}
 	p.hostname, p.subdomain = podDNSNames(pod)
 	return p
@@ -130,4 +139,56 @@ func podAddresses(status *corev1.PodStatus) []netip.Addr {
 		add(status.PodIP)
 	}
 	return slices.Clip(out)
+}
+
+// annotationAmbientRedirection is set by Istio's CNI on the pods whose
+// traffic it redirects to the node's ztunnel.
+const annotationAmbientRedirection = "ambient.istio.io/redirection"
+
+// labelWorkloadName overrides the workload name Istio derives for a pod
+// or WorkloadEntry.
+const labelWorkloadName = "service.istio.io/workload-name"
+
+// cronJobName matches the name of a Job a CronJob created: the CronJob's
+// name and a timestamp of 8 to 10 digits.
+var cronJobName = regexp.MustCompile(`^(.+)-\d{8,10}$`)
+
+// podWorkloadName returns the name of the workload a pod is one of, as
+// Istio derives it: the service.istio.io/workload-name label; else, for a
+// pod with a generated name, its controller's name, with a ReplicaSet
+// read as its Deployment (the pod-template-hash suffix dropped, or the
+// rollouts-pod-template-hash one), a ReplicationController of an
+// OpenShift DeploymentConfig as that config, and a Job named like a
+// CronJob's as the CronJob; else the pod's name.
+func podWorkloadName(pod *corev1.Pod) string {
+	if wn, ok := pod.Labels[labelWorkloadName]; ok {
+		return wn
+	}
+	if pod.GenerateName == "" {
+		return pod.Name
+	}
+	var ctrl *metav1.OwnerReference
+	for i := range pod.OwnerReferences {
+		if r := &pod.OwnerReferences[i]; r.Controller != nil && *r.Controller {
+			ctrl = r
+			break
+		}
+	}
+	if ctrl == nil || ctrl.Name == "" {
+		return pod.Name
+	}
+	hash, rollout := pod.Labels["pod-template-hash"], pod.Labels["rollouts-pod-template-hash"]
+	switch {
+	case ctrl.Kind == "ReplicaSet" && hash != "" && strings.HasSuffix(ctrl.Name, hash):
+		return strings.TrimSuffix(ctrl.Name, "-"+hash)
+	case ctrl.Kind == "ReplicaSet" && rollout != "" && strings.HasSuffix(ctrl.Name, rollout):
+		return strings.TrimSuffix(ctrl.Name, "-"+rollout)
+	case ctrl.Kind == "ReplicationController" && pod.Labels["deploymentconfig"] != "":
+		return pod.Labels["deploymentconfig"]
+	case ctrl.Kind == "Job":
+		if m := cronJobName.FindStringSubmatch(ctrl.Name); m != nil {
+			return m[1]
+		}
+	}
+	return ctrl.Name
 }

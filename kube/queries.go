@@ -32,12 +32,13 @@ func (c *Controller) Endpoints(key model.ServiceKey, q registry.EndpointQuery) [
 	return c.store.Endpoints(key, q)
 }
 
-// Workloads returns the pods that serve, as workload instances, sorted by
-// cluster, kind, namespace and name.
+// Workloads returns the live pods with an IP, as workload instances
+// (Unhealthy when they do not serve: not Ready, or being deleted),
+// sorted by cluster, kind, namespace and name.
 func (c *Controller) Workloads() []*model.WorkloadInstance { return c.store.Workloads() }
 
-// WorkloadsByIP returns the workload instances of the pods that serve at
-// the address.
+// WorkloadsByIP returns the workload instances of the pods at the
+// address.
 func (c *Controller) WorkloadsByIP(ip netip.Addr) []*model.WorkloadInstance {
 	return c.store.WorkloadsByIP(ip)
 }

@@ -68,6 +68,7 @@ func stripService(obj any) (any, error) {
 			Type:                     svc.Spec.Type,
 			ClusterIP:                svc.Spec.ClusterIP,
 			ClusterIPs:               svc.Spec.ClusterIPs,
+			IPFamilies:               svc.Spec.IPFamilies,
 			ExternalName:             svc.Spec.ExternalName,
 			ExternalIPs:              svc.Spec.ExternalIPs,
 			Selector:                 svc.Spec.Selector,

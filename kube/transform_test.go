@@ -58,6 +58,10 @@ func TestTransformsKeepWhatConversionReads(t *testing.T) {
 	}
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	pod.Status.PodIPs = []corev1.PodIP{{IP: "fd00::1"}, {IP: "10.0.0.1"}}
+	pod.GenerateName = "web-5d8f7c9b4-"
+	pod.Labels["pod-template-hash"] = "5d8f7c9b4"
+	pod.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-5d8f7c9b4", Controller: ptr(true)}}
+	pod.Annotations = map[string]string{annotationAmbientRedirection: "enabled", "other": "x"}
 	pod.Spec.ServiceAccountName = "sa"
 	pod.Spec.Subdomain, pod.Spec.HostNetwork = "web", true
 	now := metav1.Now()
@@ -65,7 +69,7 @@ func TestTransformsKeepWhatConversionReads(t *testing.T) {
 	sp, _ := stripPod(pod)
 	p := sp.(*podInfo)
 	want := &podInfo{
-		objectMeta:     objectMeta{namespace: "ns", name: "p", labels: map[string]string{"app": "a"}},
+		objectMeta:     objectMeta{namespace: "ns", name: "p", labels: map[string]string{"app": "a", "pod-template-hash": "5d8f7c9b4"}},
 		nodeName:       "n",
 		serviceAccount: "sa",
 		phase:          corev1.PodRunning,
@@ -74,6 +78,8 @@ func TestTransformsKeepWhatConversionReads(t *testing.T) {
 		addrs: []netip.Addr{netip.MustParseAddr("fd00::1"), netip.MustParseAddr("10.0.0.1")}, // in the pod's order
 		// Named TCP ports (unset protocol is TCP), then those of native sidecars.
 		ports: []namedPort{{name: "http", port: 80}, {name: "grpc", port: 90}, {name: "admin", port: 15000}},
+		// The Deployment of its ReplicaSet; the redirection annotation.
+		workloadName: "web", redirected: true,
 	}
 	if diff := cmp.Diff(want, p, cmp.AllowUnexported(podInfo{}, objectMeta{}, namedPort{}, podMemo{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 		t.Errorf("stripPod (-want +got):\n%s", diff)

@@ -69,6 +69,13 @@ type Endpoint struct {
 	WorkloadKind      WorkloadKind
 	WorkloadNamespace string
 	WorkloadName      string
+	// Origin names the object an endpoint that no workload backs comes
+	// from, which Istio's ambient index names it by: the EndpointSlice of
+	// a Kubernetes endpoint whose slice names no Pod (no Pod targetRef),
+	// the ServiceEntry of an entry's own endpoint (spec.endpoints, or its
+	// host for a DNS entry without endpoints). "" for every other
+	// endpoint.
+	Origin string
 }
 
 // Address returns the primary address as text: the first IP, or the
@@ -154,7 +161,7 @@ func (e *Endpoint) Equals(o *Endpoint) bool {
 		e.Serving == o.Serving &&
 		e.WorkloadKind == o.WorkloadKind &&
 		e.WorkloadNamespace == o.WorkloadNamespace &&
-		e.WorkloadName == o.WorkloadName
+		e.WorkloadName == o.WorkloadName && e.Origin == o.Origin
 }
 
 // DeepCopy returns a copy of e that shares no memory with it.

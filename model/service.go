@@ -108,6 +108,10 @@ type Service struct {
 	// PublishNotReadyAddresses is the Service's field of that name:
 	// endpoints are Healthy whatever their readiness.
 	PublishNotReadyAddresses bool
+	// IPFamilies are the families a Kubernetes Service's
+	// spec.ipFamilies lists; zero when it lists none, and for
+	// ServiceEntries.
+	IPFamilies IPFamilies
 	// CreationTime orders ServiceEntries for precedence.
 	CreationTime time.Time
 	// Exports are the clusters whose ServiceExport (Kubernetes
@@ -116,6 +120,15 @@ type Service struct {
 	// ServiceExports (see kube.MCSOptions).
 	Exports map[ClusterID]time.Time
 }
+
+// IPFamilies is a set of IP families.
+type IPFamilies uint8
+
+// The IP families.
+const (
+	IPv4 IPFamilies = 1 << iota
+	IPv6
+)
 
 // Key returns the service's namespace and hostname.
 func (s *Service) Key() ServiceKey { return ServiceKey{Namespace: s.Namespace, Hostname: s.Hostname} }
@@ -167,6 +180,7 @@ func (s *Service) Equals(o *Service) bool {
 		s.InternalTrafficPolicyLocal == o.InternalTrafficPolicyLocal &&
 		s.TrafficDistribution == o.TrafficDistribution &&
 		s.PublishNotReadyAddresses == o.PublishNotReadyAddresses &&
+		s.IPFamilies == o.IPFamilies &&
 		s.CreationTime.Equal(o.CreationTime) &&
 		mapsEqualFunc(s.Exports, o.Exports, time.Time.Equal)
 }

@@ -51,6 +51,22 @@ type WorkloadInstance struct {
 	// PortMap maps port names to the numbers the workload listens on: a
 	// WorkloadEntry's ports, or a Pod's named container ports.
 	PortMap map[string]uint32
+	// WorkloadName names the workload the instance is one of, as Istio
+	// names it: a Pod's service.istio.io/workload-name label, else its
+	// controller (the Deployment of its ReplicaSet, the CronJob of its
+	// Job, or the controller itself), else the Pod; a WorkloadEntry's
+	// istio.io/autoRegistrationGroup annotation, else its
+	// service.istio.io/workload-name label, else the entry. "" when the
+	// registry does not say.
+	WorkloadName string
+	// HostNetwork is true for a Pod on its node's network namespace,
+	// whose IP the node's other such Pods share.
+	HostNetwork bool
+	// Redirected is true when the object carries the annotation
+	// ambient.istio.io/redirection: enabled: Istio's CNI redirects the
+	// workload's traffic through its node's ztunnel, which then accepts
+	// HBONE for it.
+	Redirected bool
 }
 
 // Key returns the workload's identity.
@@ -71,7 +87,8 @@ func (w *WorkloadInstance) Equals(o *WorkloadInstance) bool {
 		return false
 	}
 	return w.Kind == o.Kind && w.Namespace == o.Namespace && w.Name == o.Name &&
-		w.Endpoint.Equals(&o.Endpoint) && maps.Equal(w.PortMap, o.PortMap)
+		w.Endpoint.Equals(&o.Endpoint) && maps.Equal(w.PortMap, o.PortMap) &&
+		w.WorkloadName == o.WorkloadName && w.HostNetwork == o.HostNetwork && w.Redirected == o.Redirected
 }
 
 // DeepCopy returns a copy of w that shares no memory with it.

@@ -164,6 +164,9 @@ func NewDump(d Discovery) *Dump {
 		return compareStrings(a.Namespace, b.Namespace)
 	})
 	for _, w := range d.Workloads() {
+		if w.Endpoint.Health != model.Healthy {
+			continue // the dump holds the workloads selectors take
+		}
 		out.Workloads = append(out.Workloads, DumpWorkloadOf(w))
 	}
 	slices.SortStableFunc(out.Workloads, func(a, b DumpWorkload) int {

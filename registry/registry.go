@@ -36,7 +36,9 @@ type Discovery interface {
 	Endpoints(key model.ServiceKey, q EndpointQuery) []*model.Endpoint
 
 	// Workloads returns every workload instance, sorted by cluster,
-	// kind, namespace and name.
+	// kind, namespace and name. A Pod that does not serve (not Ready,
+	// or being deleted) is listed with Endpoint.Health Unhealthy;
+	// selectors take only Healthy ones.
 	Workloads() []*model.WorkloadInstance
 
 	// WorkloadsByIP returns the workload instances that have the given

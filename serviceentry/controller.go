@@ -143,7 +143,8 @@ func (c *Controller) takes(w *model.WorkloadInstance) bool {
 	case w == nil:
 		return false
 	case w.Kind == model.KindPod:
-		return true
+		// Only a pod that can serve: Ready, not being deleted.
+		return w.Endpoint.Health == model.Healthy
 	case w.Kind == model.KindWorkloadEntry:
 		return w.Endpoint.Hostname == "" && w.Endpoint.Cluster != c.opts.ClusterID
 	}

@@ -48,6 +48,7 @@ func inlineEndpoints(se *networkingv1.ServiceEntry, ports []model.Port, c convCt
 			continue
 		}
 		base := workloadEndpointBase(w, maps.Clone(w.Labels), se.Namespace, c)
+		base.Origin = se.Name
 		out = append(out, expand(base, w.Ports, ports)...)
 	}
 	return out
@@ -56,8 +57,8 @@ func inlineEndpoints(se *networkingv1.ServiceEntry, ports []model.Port, c convCt
 // hostEndpoints returns the endpoints of a DNS entry without endpoints
 // and without a selector: its host resolves itself, one endpoint per port
 // with the host as address, TLS disabled and no labels (as in Istio).
-func hostEndpoints(host model.Hostname, ports []model.Port, c convCtx) []*model.Endpoint {
-	base := model.Endpoint{Hostname: string(host), Cluster: c.Cluster, Serving: true}
+func hostEndpoints(se string, host model.Hostname, ports []model.Port, c convCtx) []*model.Endpoint {
+	base := model.Endpoint{Hostname: string(host), Cluster: c.Cluster, Serving: true, Origin: se}
 	return expand(base, nil, ports)
 }
 

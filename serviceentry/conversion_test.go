@@ -110,7 +110,7 @@ func TestInlineEndpoints(t *testing.T) {
 	base := model.Endpoint{
 		Addresses: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, Labels: labels, Network: "n1",
 		Locality: model.Locality{Region: "r", Zone: "z"}, Cluster: "c1", Weight: 7, TLSMode: model.TLSIstio,
-		ServiceAccount: "spiffe://td.local/ns/ns/sa/sa", Serving: true,
+		ServiceAccount: "spiffe://td.local/ns/ns/sa/sa", Serving: true, Origin: se.Name,
 	}
 	http, grpc := base, base
 	http.ServicePortName, http.Port = "http", 8080
@@ -122,8 +122,8 @@ func TestInlineEndpoints(t *testing.T) {
 
 func TestHostAndWorkloadEndpoints(t *testing.T) {
 	ports := []model.Port{{Name: "https", Port: 443}}
-	got := hostEndpoints("a.com", ports, testCtx)
-	if len(got) != 1 || got[0].Hostname != "a.com" || got[0].Port != 443 || got[0].Cluster != "c1" || got[0].TLSMode != model.TLSDisabled {
+	got := hostEndpoints("entry", "a.com", ports, testCtx)
+	if len(got) != 1 || got[0].Hostname != "a.com" || got[0].Port != 443 || got[0].Cluster != "c1" || got[0].TLSMode != model.TLSDisabled || got[0].Origin != "entry" {
 		t.Errorf("hostEndpoints = %+v", got[0])
 	}
 	byName := &model.WorkloadInstance{Kind: model.KindWorkloadEntry, Namespace: "ns", Name: "w", Endpoint: model.Endpoint{Hostname: "vm.example.com"}}

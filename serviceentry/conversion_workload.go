@@ -26,6 +26,13 @@ const (
 	// only while its status has a Healthy condition with status True.
 	annotationHealthChecks = "proxy.istio.io/health-checks-enabled"
 	conditionHealthy       = "Healthy"
+
+	// annotationAmbientRedirection: see model.WorkloadInstance.Redirected.
+	annotationAmbientRedirection = "ambient.istio.io/redirection"
+	// annotationAutoRegistrationGroup names the WorkloadGroup that
+	// registered an entry; labelWorkloadName overrides the workload name.
+	annotationAutoRegistrationGroup = "istio.io/autoRegistrationGroup"
+	labelWorkloadName               = "service.istio.io/workload-name"
 )
 
 // convCtx is what conversion needs from the controller's options.
@@ -63,12 +70,28 @@ func convertWorkloadEntry(we *networkingv1.WorkloadEntry, c convCtx) *model.Work
 		portMap = maps.Clone(we.Spec.Ports)
 	}
 	return &model.WorkloadInstance{
-		Kind:      model.KindWorkloadEntry,
-		Namespace: we.Namespace,
-		Name:      we.Name,
-		Endpoint:  ep,
-		PortMap:   portMap,
+		Kind:         model.KindWorkloadEntry,
+		Namespace:    we.Namespace,
+		Name:         we.Name,
+		Endpoint:     ep,
+		PortMap:      portMap,
+		WorkloadName: workloadEntryName(we, labels),
+		Redirected:   we.Annotations[annotationAmbientRedirection] == "enabled",
 	}
+}
+
+// workloadEntryName returns the name of the workload a WorkloadEntry is
+// one of, as Istio derives it: its auto-registration group, else the
+// service.istio.io/workload-name label (of the merged labels), else the
+// entry's name.
+func workloadEntryName(we *networkingv1.WorkloadEntry, labels map[string]string) string {
+	if g, ok := we.Annotations[annotationAutoRegistrationGroup]; ok {
+		return g
+	}
+	if wn, ok := labels[labelWorkloadName]; ok {
+		return wn
+	}
+	return we.Name
 }
 
 // workloadEntryHealthy reports whether a WorkloadEntry may be used: its

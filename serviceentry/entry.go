@@ -76,7 +76,7 @@ func newEntry(se *networkingv1.ServiceEntry, c convCtx, nsTraffic string) (*entr
 		}
 	case e.selector == nil && (e.res == model.DNS || e.res == model.DNSRoundRobin):
 		for _, s := range svcs {
-			e.fixed[s.Hostname] = hostEndpoints(s.Hostname, e.ports, c)
+			e.fixed[s.Hostname] = hostEndpoints(se.Name, s.Hostname, e.ports, c)
 		}
 	}
 	return e, nil

@@ -86,6 +86,40 @@ func TestJSONIsTheDumpFormat(t *testing.T) {
 	}
 }
 
+// -o addresses prints the demo's address index: every pod, WorkloadEntry
+// and ServiceEntry endpoint of both clusters as a workload, every
+// Service and ServiceEntry host as a service.
+func TestAddresses(t *testing.T) {
+	code, out, errs := runCmd(t, "-o", "addresses")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	var doc struct {
+		Workloads []struct {
+			UID       string   `json:"uid"`
+			Addresses []string `json:"addresses"`
+		} `json:"workloads"`
+		Services []struct {
+			Hostname string `json:"hostname"`
+		} `json:"services"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var pods, entries int
+	for _, w := range doc.Workloads {
+		switch {
+		case strings.Contains(w.UID, "//Pod/"):
+			pods++
+		case strings.Contains(w.UID, "/networking.istio.io/WorkloadEntry/"):
+			entries++
+		}
+	}
+	if pods == 0 || entries == 0 || len(doc.Services) < 7 {
+		t.Errorf("%d pods, %d WorkloadEntries, %d services in\n%s", pods, entries, len(doc.Services), out)
+	}
+}
+
 func TestBadInvocations(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -94,7 +128,8 @@ func TestBadInvocations(t *testing.T) {
 		want string
 	}{
 		{"unknown flag", []string{"-nope"}, "flag provided but not defined"},
-		{"bad output", []string{"-o", "xml"}, `-o "xml": want table, json or yaml`},
+		{"bad output", []string{"-o", "xml"}, `-o "xml": want table, json, yaml or addresses`},
+		{"watch addresses", []string{"-o", "addresses", "-watch"}, "does not go with -o addresses"},
 		{"cluster without name", []string{"-cluster", "path-only"}, "want NAME=PATH"},
 		{"missing file", []string{"-f", filepath.Join(dir, "absent.yaml")}, "no such file"},
 		{"same cluster twice", []string{"-cluster", "a=" + dir, "-cluster", "a=" + dir}, "cluster a given twice"},

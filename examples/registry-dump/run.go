@@ -12,6 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -36,7 +37,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("registry-dump", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported in one line by the caller
 	o.sources.Register(fs)
-	fs.StringVar(&o.output, "o", "table", "output `format`: table, json or yaml")
+	fs.StringVar(&o.output, "o", "table", "output `format`: table, json, yaml, or addresses (Istio ambient's address index, as JSON)")
 	fs.BoolVar(&o.watch, "watch", false, "keep running and print each change")
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 30*time.Second, "how long to wait for live clusters to sync")
 	fs.BoolVar(&o.verbose, "v", false, "log to stderr")
@@ -54,8 +55,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	switch o.output {
 	case "table", "json", "yaml":
+	case "addresses":
+		if o.watch {
+			return nil, usageError{errors.New("-watch prints the registry's changes; it does not go with -o addresses")}
+		}
 	default:
-		return nil, usageError{fmt.Errorf("-o %q: want table, json or yaml", o.output)}
+		return nil, usageError{fmt.Errorf("-o %q: want table, json, yaml or addresses", o.output)}
 	}
 	return o, nil
 }
@@ -102,6 +107,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "registry-dump: %v\n", err)
 		return 1
 	}
+	if o.output == "addresses" {
+		if err := writeAddresses(ctx, stdout, built, o.syncTimeout); err != nil {
+			fmt.Fprintf(stderr, "registry-dump: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	if err := write(stdout, o.output, registry.NewDump(built.Discovery)); err != nil {
 		fmt.Fprintf(stderr, "registry-dump: %v\n", err)
 		return 1
@@ -144,4 +156,31 @@ func write(w io.Writer, format string, d *registry.Dump) error {
 	default:
 		return writeTable(w, d)
 	}
+}
+
+// writeAddresses runs the address index over the aggregate until it has
+// synced, and writes it.
+func writeAddresses(ctx context.Context, w io.Writer, built *sources.Built, timeout time.Duration) error {
+	idx, meta, err := built.AddressIndex(address.Options{})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 2)
+	go func() { done <- meta.Run(ctx) }()
+	go func() { done <- idx.Run(ctx) }()
+	defer func() { cancel(); <-done; <-done }()
+	deadline := time.After(timeout)
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for !idx.HasSynced() {
+		select {
+		case <-deadline:
+			return fmt.Errorf("address index not synced after %s", timeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return address.WriteJSON(w, idx.Snapshot())
 }

@@ -14,6 +14,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -28,7 +29,11 @@ const SelectorLabel = "meshreg-reliability"
 // running, into which worlds are applied through ManifestCluster.Apply,
 // exactly as registry-dump applies changed manifests.
 type Harness struct {
-	Built    *sources.Built
+	Built *sources.Built
+	// Index is the address index over the aggregate, running with it:
+	// the dumps hold its state too, so that the convergence checks hold
+	// it to decision 6 as well.
+	Index    *address.Index
 	clusters []model.ClusterID
 	cancel   context.CancelFunc
 	done     chan error
@@ -61,13 +66,18 @@ func StartConfig(cfg sources.Config, w World) (*Harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Harness{Built: built, clusters: slices.Clone(w.Clusters), done: make(chan error, 1)}
+	idx, err := address.New(built.Aggregate, address.Options{})
+	if err != nil {
+		return nil, err
+	}
+	h := &Harness{Built: built, Index: idx, clusters: slices.Clone(w.Clusters), done: make(chan error, 2)}
 	if err := h.ApplyAll(w); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go func() { h.done <- built.Aggregate.Run(ctx) }()
+	go func() { h.done <- idx.Run(ctx) }()
 	return h, nil
 }
 
@@ -106,15 +116,19 @@ func (h *Harness) ApplyConcurrently(w World, cs []model.ClusterID) error {
 	return errors.Join(errs...)
 }
 
-// Stop stops the aggregate and waits for every goroutine it started.
+// Stop stops the aggregate and the index and waits for every goroutine
+// they started.
 func (h *Harness) Stop() error {
 	h.cancel()
-	return <-h.done
+	return errors.Join(<-h.done, <-h.done)
 }
 
 // MembersSettled reports whether every member registry that can lag
-// behind its inputs (registry.Settler) reports Settled.
+// behind its inputs (registry.Settler) reports Settled, and the index.
 func (h *Harness) MembersSettled() bool {
+	if !h.Index.Settled() {
+		return false
+	}
 	for _, r := range h.Built.Aggregate.Registries() {
 		if s, ok := r.(registry.Settler); ok && !s.Settled() {
 			return false
@@ -124,8 +138,18 @@ func (h *Harness) MembersSettled() bool {
 }
 
 // Dump returns the dump of the harness's registry (registry.WriteJSON of
-// Built.Discovery).
-func (h *Harness) Dump() ([]byte, error) { return Dump(h.Built.Discovery) }
+// Built.Discovery) followed by its address index (address.WriteJSON).
+func (h *Harness) Dump() ([]byte, error) {
+	d, err := Dump(h.Built.Discovery)
+	if err != nil {
+		return nil, err
+	}
+	b := bytes.NewBuffer(d)
+	if err := address.WriteJSON(b, h.Index.Snapshot()); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
 
 // Dump returns registry.WriteJSON of d.
 func Dump(d registry.Discovery) ([]byte, error) {
@@ -154,7 +178,7 @@ func (h *Harness) Settle(ctx context.Context, interval time.Duration) ([]byte, e
 	defer t.Stop()
 	var prev []byte
 	for {
-		if h.Built.Aggregate.HasSynced() && h.MembersSettled() {
+		if h.Built.Aggregate.HasSynced() && h.Index.HasSynced() && h.MembersSettled() {
 			cur, err := h.Dump()
 			if err != nil {
 				return nil, err
@@ -178,7 +202,7 @@ func (h *Harness) Settle(ctx context.Context, interval time.Duration) ([]byte, e
 func (h *Harness) WaitSynced(ctx context.Context) error {
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
-	for !h.Built.Aggregate.HasSynced() {
+	for !h.Built.Aggregate.HasSynced() || !h.Index.HasSynced() {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("aggregate did not sync: %w", context.Cause(ctx))

@@ -17,6 +17,7 @@ import (
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	mcsclient "sigs.k8s.io/mcs-api/pkg/client/clientset/versioned"
 
+	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/aggregate"
 	"github.com/meshreg/meshreg/internal/manifest"
 	"github.com/meshreg/meshreg/kube"
@@ -75,6 +76,31 @@ type Built struct {
 	// Manifests holds, per manifest cluster, the fake API its registry
 	// watches, so that changed manifests can be applied.
 	Manifests map[model.ClusterID]*ManifestCluster
+	// kubes holds each cluster's kube controller, for its network;
+	// configKube and configGateway are the config cluster's clients.
+	kubes         map[model.ClusterID]*kube.Controller
+	configKube    kubernetes.Interface
+	configGateway gatewayclient.Interface
+	configID      model.ClusterID
+}
+
+// AddressIndex returns the address index (Istio ambient's) over the
+// aggregate, with each cluster's VIPs on the network its kube controller
+// reports, and the metadata it reads: the config cluster's Namespaces and
+// Gateways. Run both.
+func (b *Built) AddressIndex(opts address.Options) (*address.Index, *address.KubeMetadata, error) {
+	net := func(c model.ClusterID) model.NetworkID {
+		if k := b.kubes[c]; k != nil {
+			return k.Network()
+		}
+		return ""
+	}
+	meta := address.NewKubeMetadata(b.configKube, b.configGateway, address.KubeMetadataOptions{Cluster: b.configID, Network: net(b.configID)})
+	opts.Metadata = meta
+	opts.ClusterNetwork = net
+	opts.ConfigCluster = b.configID
+	idx, err := address.New(b.Aggregate, opts)
+	return idx, meta, err
 }
 
 // MCS are the Multi-Cluster Services switches of kube.MCSOptions.
@@ -113,7 +139,7 @@ func Build(cfg Config) (*Built, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	b := &Built{Aggregate: agg, Manifests: map[model.ClusterID]*ManifestCluster{}}
+	b := &Built{Aggregate: agg, Manifests: map[model.ClusterID]*ManifestCluster{}, kubes: map[model.ClusterID]*kube.Controller{}}
 	for i, c := range cfg.Clusters {
 		config := i == 0
 		var regs []registry.Registry
@@ -124,12 +150,30 @@ func Build(cfg Config) (*Built, error) {
 			if err == nil {
 				b.Manifests[c.ID] = mc
 				regs = mc.registries()
+				if config {
+					b.configKube, b.configGateway = mc.client, mc.gateways
+				}
 			}
 		} else {
-			regs, err = liveCluster(cfg, c, config)
+			var lc *live
+			lc, err = liveCluster(cfg, c, config)
+			if err == nil {
+				regs = lc.regs
+				if config {
+					b.configKube, b.configGateway = lc.kube, lc.gateway
+				}
+			}
 		}
 		if err != nil {
 			return nil, err
+		}
+		if config {
+			b.configID = c.ID
+		}
+		for _, r := range regs {
+			if k, ok := r.(*kube.Controller); ok {
+				b.kubes[c.ID] = k
+			}
 		}
 		for _, r := range regs {
 			if err := b.Aggregate.Add(r); err != nil {
@@ -168,8 +212,15 @@ func kubeOptions(cfg Config, id model.ClusterID, config bool, gc gatewayclient.I
 	return o
 }
 
+// live is a live cluster's registries and clients.
+type live struct {
+	regs    []registry.Registry
+	kube    kubernetes.Interface
+	gateway gatewayclient.Interface
+}
+
 // liveCluster connects to a cluster through its kubeconfig.
-func liveCluster(cfg Config, c Cluster, config bool) ([]registry.Registry, error) {
+func liveCluster(cfg Config, c Cluster, config bool) (*live, error) {
 	rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: kubeconfig %s: %w", c.ID, c.Kubeconfig, err)
@@ -194,7 +245,7 @@ func liveCluster(cfg Config, c Cluster, config bool) ([]registry.Registry, error
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.ID, err)
 	}
-	return []registry.Registry{kc, se}, nil
+	return &live{regs: []registry.Registry{kc, se}, kube: client, gateway: gc}, nil
 }
 
 // load reads a manifest file or directory.

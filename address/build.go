@@ -1,0 +1,312 @@
+package address
+
+import (
+	"cmp"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/meshreg/meshreg/address/workloadapi"
+	"github.com/meshreg/meshreg/model"
+)
+
+// builder turns the registry's values into the index's messages. It
+// reads the metadata and the services of a namespace, and holds nothing.
+type builder struct {
+	opts Options
+	meta Metadata
+	// services returns the services of a namespace, in no order.
+	services func(ns string) []*model.Service
+	// named returns the selectorless Services whose slices name a pod
+	// (targetRef), in no order.
+	named func(model.WorkloadKey) []*model.Service
+	// gateway returns the network gateway of a network for its
+	// workloads, nil when none.
+	gateway func(model.NetworkID) *workloadapi.GatewayAddress
+}
+
+// Labels and values the builder reads.
+const (
+	labelTunnel             = "networking.istio.io/tunnel"
+	labelCanonicalName      = "service.istio.io/canonical-name"
+	labelCanonicalRevision  = "service.istio.io/canonical-revision"
+	clusterLocalTrustDomain = "cluster.local"
+)
+
+// Resource keys of workloads, as Istio writes them.
+func podUID(c model.ClusterID, ns, name string) string { return string(c) + "//Pod/" + ns + "/" + name }
+func entryUID(c model.ClusterID, ns, name string) string {
+	return string(c) + "/networking.istio.io/WorkloadEntry/" + ns + "/" + name
+}
+func serviceEntryUID(c model.ClusterID, ns, name, addr string) string {
+	return string(c) + "/networking.istio.io/ServiceEntry/" + ns + "/" + name + "/" + addr
+}
+func gatewayUID(g model.NetworkGateway) string {
+	return "NetworkGateway/" + string(g.Network) + "/" + g.Address + "/" + uitoa(g.HBONEPort)
+}
+
+// serviceKey is a service's resource key, "namespace/hostname".
+func serviceKey(ns, host string) string { return ns + "/" + host }
+
+// trustDomain is the trust domain a workload names: "" for cluster.local.
+func (b *builder) trustDomain() string {
+	if b.opts.TrustDomain == clusterLocalTrustDomain {
+		return ""
+	}
+	return b.opts.TrustDomain
+}
+
+// serviceAccountName returns the service account of a SPIFFE identity.
+func serviceAccountName(identity string) string {
+	if i := strings.LastIndex(identity, "/sa/"); i >= 0 {
+		return identity[i+len("/sa/"):]
+	}
+	return identity
+}
+
+// workload builds the workload of a Pod or WorkloadEntry instance.
+func (b *builder) workload(w *model.WorkloadInstance) (*workloadapi.Workload, string) {
+	ep := &w.Endpoint
+	labels := ep.Labels
+	out := &workloadapi.Workload{
+		Name:           w.Name,
+		Namespace:      w.Namespace,
+		Network:        string(ep.Network),
+		NetworkGateway: b.gateway(ep.Network),
+		ClusterId:      string(ep.Cluster),
+		ServiceAccount: serviceAccountName(ep.ServiceAccount),
+		Status:         workloadapi.WorkloadStatus_HEALTHY,
+		TrustDomain:    b.trustDomain(),
+		Locality:       locality(ep.Locality),
+		WorkloadName:   cmp.Or(w.WorkloadName, w.Name),
+		WorkloadType:   workloadapi.WorkloadType_POD,
+	}
+	for _, a := range ep.Addresses {
+		out.Addresses = append(out.Addresses, a.AsSlice())
+	}
+	wp, problem := workloadWaypoint(b.meta, w.Namespace, labels)
+	if wp != nil {
+		out.Waypoint = wp.Address
+	}
+	if inst := instanceOf(b.meta, w.Namespace, labels); inst != nil && inst.Binding != nil {
+		out.ApplicationTunnel = inst.Binding
+	}
+	svcs := b.selecting(w)
+	switch w.Kind {
+	case model.KindPod:
+		out.Uid = podUID(ep.Cluster, w.Namespace, w.Name)
+		out.Node = ep.NodeName
+		if ep.Health != model.Healthy {
+			out.Status = workloadapi.WorkloadStatus_UNHEALTHY
+		}
+		if w.HostNetwork {
+			out.NetworkMode = workloadapi.NetworkMode_HOST_NETWORK
+		}
+		out.Services = podServices(w, svcs)
+	default:
+		out.Uid = entryUID(ep.Cluster, w.Namespace, w.Name)
+		if len(ep.Addresses) == 0 {
+			out.Hostname = ep.Hostname
+		}
+		if ep.Weight > 0 {
+			out.Capacity = wrapperspb.UInt32(ep.Weight)
+		}
+		out.Services = entryServices(w.PortMap, svcs)
+	}
+	out.CanonicalName, out.CanonicalRevision = canonical(labels, out.WorkloadName)
+	setTunnel(out, labels, w.Redirected)
+	return out, problem
+}
+
+// selecting returns the services of the workload's namespace whose
+// non-empty selector matches its labels (Kubernetes Services and
+// ServiceEntries) and, for a pod, the selectorless Services whose slices
+// name it, sorted by hostname.
+func (b *builder) selecting(w *model.WorkloadInstance) []*model.Service {
+	var out []*model.Service
+	for _, s := range b.services(w.Namespace) {
+		if len(s.Selector) > 0 && s.Resolution != model.Alias && inCluster(s, w.Endpoint.Cluster) &&
+			model.SelectorMatches(s.Selector, w.Endpoint.Labels) {
+			out = append(out, s)
+		}
+	}
+	if w.Kind == model.KindPod {
+		out = append(out, b.named(w.Key())...)
+	}
+	slices.SortFunc(out, func(a, b *model.Service) int { return cmp.Compare(a.Hostname, b.Hostname) })
+	return out
+}
+
+// inCluster reports whether a service may select a workload of a
+// cluster: a ServiceEntry any; a Kubernetes Service one of a cluster that
+// declares it (has a VIP for it there), or of any cluster when it has no
+// VIP anywhere (headless).
+func inCluster(s *model.Service, c model.ClusterID) bool {
+	if s.Provider != model.Kubernetes || len(s.Addresses) == 0 {
+		return true
+	}
+	_, ok := s.Addresses[c]
+	return ok
+}
+
+// podServices is a pod's services map: each service's ports with the
+// port the pod listens on. A Kubernetes Service's named targetPort is
+// looked up in the pod's container ports, and the port left out when the
+// pod has no such port; a ServiceEntry port's name is looked up the same
+// way, its target port (else its number) used when the pod has none.
+func podServices(w *model.WorkloadInstance, svcs []*model.Service) map[string]*workloadapi.PortList {
+	if len(svcs) == 0 {
+		return nil
+	}
+	out := make(map[string]*workloadapi.PortList, len(svcs))
+	for _, s := range svcs {
+		pl := &workloadapi.PortList{}
+		for _, p := range s.Ports {
+			target := p.TargetPort
+			switch {
+			case p.TargetPortName != "":
+				n, ok := w.PortMap[p.TargetPortName]
+				if !ok {
+					continue
+				}
+				target = n
+			case s.Provider != model.Kubernetes:
+				if n, ok := w.PortMap[p.Name]; ok && p.Name != "" {
+					target = n
+				} else if target == 0 {
+					target = p.Port
+				}
+			}
+			pl.Ports = append(pl.Ports, &workloadapi.Port{ServicePort: p.Port, TargetPort: target})
+		}
+		out[serviceKey(s.Namespace, string(s.Hostname))] = pl
+	}
+	return out
+}
+
+// entryServices is a WorkloadEntry's services map, its ports named by
+// the entry's port map: a Kubernetes Service's named targetPort must be
+// there (else the port is left out), else the service port's name may
+// be; a ServiceEntry port's name may be, else its target port (else its
+// number) is used.
+func entryServices(ports map[string]uint32, svcs []*model.Service) map[string]*workloadapi.PortList {
+	if len(svcs) == 0 {
+		return nil
+	}
+	out := make(map[string]*workloadapi.PortList, len(svcs))
+	for _, s := range svcs {
+		pl := &workloadapi.PortList{}
+		for _, p := range s.Ports {
+			target := p.TargetPort
+			if s.Provider == model.Kubernetes {
+				if p.TargetPortName != "" {
+					n, ok := ports[p.TargetPortName]
+					if !ok {
+						continue
+					}
+					target = n
+				} else if n, ok := ports[p.Name]; ok {
+					target = n
+				}
+			} else if n, ok := ports[p.Name]; ok {
+				target = n
+			} else if target == 0 {
+				target = p.Port
+			}
+			pl.Ports = append(pl.Ports, &workloadapi.Port{ServicePort: p.Port, TargetPort: target})
+		}
+		out[serviceKey(s.Namespace, string(s.Hostname))] = pl
+	}
+	return out
+}
+
+// canonical returns a workload's canonical service name and revision, as
+// Istio reads them from its labels.
+func canonical(labels map[string]string, workloadName string) (name, revision string) {
+	name, revision = workloadName, "latest"
+	for _, k := range [...]string{labelCanonicalName, "app.kubernetes.io/name", "app"} {
+		if v, ok := labels[k]; ok {
+			name = v
+			break
+		}
+	}
+	for _, k := range [...]string{labelCanonicalRevision, "app.kubernetes.io/version", "version"} {
+		if v, ok := labels[k]; ok {
+			revision = v
+			break
+		}
+	}
+	return name, revision
+}
+
+// setTunnel sets the tunnel protocol: HBONE when the CNI redirects the
+// workload to ztunnel, or when it declares the HTTP tunnel itself
+// (networking.istio.io/tunnel lists "http"), which also makes it native.
+func setTunnel(w *workloadapi.Workload, labels map[string]string, redirected bool) {
+	if redirected {
+		w.TunnelProtocol = workloadapi.TunnelProtocol_HBONE
+	}
+	if tl, ok := labels[labelTunnel]; ok && slices.Contains(strings.Split(tl, ","), "http") {
+		w.TunnelProtocol = workloadapi.TunnelProtocol_HBONE
+		w.NativeTunnel = true
+	}
+}
+
+func locality(l model.Locality) *workloadapi.Locality {
+	if l.Region == "" && l.Zone == "" && l.Subzone == "" {
+		return nil
+	}
+	return &workloadapi.Locality{Region: l.Region, Zone: l.Zone, Subzone: l.Subzone}
+}
+
+// gatewayWorkload is the workload of a network gateway.
+func (b *builder) gatewayWorkload(g model.NetworkGateway) *workloadapi.Workload {
+	uid := gatewayUID(g)
+	w := &workloadapi.Workload{Uid: uid, Name: uid, Network: string(g.Network), TrustDomain: b.trustDomain()}
+	if ns, sa, ok := strings.Cut(g.ServiceAccount, "/"); ok {
+		w.Namespace, w.ServiceAccount = ns, sa
+	}
+	if ip, err := netip.ParseAddr(g.Address); err == nil {
+		w.Addresses = [][]byte{ip.AsSlice()}
+	} else {
+		w.Hostname = g.Address
+	}
+	return w
+}
+
+// gatewayAddress is how a workload names its network's gateway: the
+// first gateway of the network that serves HBONE.
+func gatewayAddress(gws []model.NetworkGateway, n model.NetworkID) *workloadapi.GatewayAddress {
+	for _, g := range gws {
+		if g.Network != n || g.HBONEPort == 0 {
+			continue
+		}
+		if ip, err := netip.ParseAddr(g.Address); err == nil {
+			return &workloadapi.GatewayAddress{
+				Destination:   &workloadapi.GatewayAddress_Address{Address: &workloadapi.NetworkAddress{Network: string(g.Network), Address: ip.AsSlice()}},
+				HboneMtlsPort: g.HBONEPort,
+			}
+		}
+		ns, _, _ := strings.Cut(g.ServiceAccount, "/")
+		return &workloadapi.GatewayAddress{
+			Destination:   &workloadapi.GatewayAddress_Hostname{Hostname: &workloadapi.NamespacedHostname{Namespace: ns, Hostname: g.Address}},
+			HboneMtlsPort: g.HBONEPort,
+		}
+	}
+	return nil
+}
+
+func uitoa(n uint32) string {
+	var b [10]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package address
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/meshreg/meshreg/address/workloadapi"
+	"github.com/meshreg/meshreg/model"
+)
+
+const labelIngressUseWaypoint = "istio.io/ingress-use-waypoint"
+
+// service builds a service's message; nil for an ExternalName Service,
+// which ambient does not serve. canonical says whether it is the one of
+// its hostname that clients of other namespaces reach.
+func (b *builder) service(s *model.Service, canonical bool) (*workloadapi.Service, string) {
+	if s.Resolution == model.Alias {
+		return nil, ""
+	}
+	out := &workloadapi.Service{
+		Name:      s.Name,
+		Namespace: s.Namespace,
+		Hostname:  string(s.Hostname),
+		Canonical: canonical,
+	}
+	kube := s.Provider == model.Kubernetes
+	for _, c := range slices.Sorted(maps.Keys(s.Addresses)) {
+		network := string(b.opts.ClusterNetwork(c))
+		for _, p := range s.Addresses[c] {
+			na := &workloadapi.NetworkAddress{Network: network, Address: p.Addr().AsSlice()}
+			if !p.IsSingleIP() {
+				n := uint32(p.Bits())
+				na.Length = &n
+			}
+			out.Addresses = append(out.Addresses, na)
+		}
+	}
+	if !kube && len(out.Addresses) == 0 && s.Resolution != model.Passthrough &&
+		(!s.Hostname.IsWildcard() || s.Resolution == model.DynamicDNS) {
+		network := string(b.opts.ClusterNetwork(""))
+		for _, a := range s.AutoAddresses {
+			out.Addresses = append(out.Addresses, &workloadapi.NetworkAddress{Network: network, Address: a.AsSlice()})
+		}
+	}
+	for _, p := range s.Ports {
+		target := p.TargetPort
+		if !kube && target == 0 {
+			target = p.Port
+		}
+		out.Ports = append(out.Ports, &workloadapi.Port{ServicePort: p.Port, TargetPort: target, AppProtocol: appProtocol(p.Protocol)})
+	}
+	switch {
+	case kube && s.InternalTrafficPolicyLocal:
+		out.LoadBalancing = &workloadapi.LoadBalancing{
+			RoutingPreference: []workloadapi.LoadBalancing_Scope{workloadapi.LoadBalancing_NODE},
+			Mode:              workloadapi.LoadBalancing_STRICT,
+		}
+	case !kube && s.Resolution == model.Passthrough:
+		out.LoadBalancing = &workloadapi.LoadBalancing{
+			Mode:         workloadapi.LoadBalancing_PASSTHROUGH,
+			HealthPolicy: workloadapi.LoadBalancing_ALLOW_ALL,
+		}
+	default:
+		out.LoadBalancing = trafficDistribution(s.TrafficDistribution)
+	}
+	if kube {
+		if s.PublishNotReadyAddresses {
+			if out.LoadBalancing == nil {
+				out.LoadBalancing = &workloadapi.LoadBalancing{}
+			}
+			out.LoadBalancing.HealthPolicy = workloadapi.LoadBalancing_ALLOW_ALL
+		}
+		out.IpFamilies = ipFamilies(s.IPFamilies)
+	} else {
+		out.SubjectAltNames = s.ServiceAccounts
+	}
+	w, problem := serviceWaypoint(b.meta, s)
+	if w != nil {
+		out.Waypoint = w.Address
+		out.IngressUseWaypoint = b.ingressUseWaypoint(s)
+	}
+	return out, problem
+}
+
+// ingressUseWaypoint reads istio.io/ingress-use-waypoint from the
+// service, else its namespace.
+func (b *builder) ingressUseWaypoint(s *model.Service) bool {
+	v, ok := s.Labels[labelIngressUseWaypoint]
+	if !ok {
+		if n := b.meta.Namespace(s.Namespace); n != nil {
+			v, ok = n.Labels[labelIngressUseWaypoint]
+		}
+	}
+	use, err := strconv.ParseBool(v)
+	return ok && err == nil && use
+}
+
+func trafficDistribution(td string) *workloadapi.LoadBalancing {
+	scopes := []workloadapi.LoadBalancing_Scope{workloadapi.LoadBalancing_NETWORK, workloadapi.LoadBalancing_REGION, workloadapi.LoadBalancing_ZONE}
+	switch td {
+	case model.TrafficPreferSameZone:
+	case model.TrafficPreferSameNode:
+		scopes = append(scopes, workloadapi.LoadBalancing_SUBZONE, workloadapi.LoadBalancing_NODE)
+	default:
+		return nil
+	}
+	return &workloadapi.LoadBalancing{RoutingPreference: scopes, Mode: workloadapi.LoadBalancing_FAILOVER}
+}
+
+func ipFamilies(f model.IPFamilies) workloadapi.IPFamilies {
+	switch f {
+	case model.IPv4:
+		return workloadapi.IPFamilies_IPV4_ONLY
+	case model.IPv6:
+		return workloadapi.IPFamilies_IPV6_ONLY
+	case model.IPv4 | model.IPv6:
+		return workloadapi.IPFamilies_DUAL
+	}
+	return workloadapi.IPFamilies_AUTOMATIC
+}
+
+func appProtocol(p model.Protocol) workloadapi.AppProtocol {
+	switch p {
+	case model.HTTP:
+		return workloadapi.AppProtocol_HTTP11
+	case model.HTTP2:
+		return workloadapi.AppProtocol_HTTP2
+	case model.GRPC:
+		return workloadapi.AppProtocol_GRPC
+	case model.TLS, model.HTTPS:
+		return workloadapi.AppProtocol_TLS
+	case model.TCP:
+		return workloadapi.AppProtocol_TCP
+	}
+	return workloadapi.AppProtocol_UNKNOWN
+}
+
+// canonicalOf picks, among the services of one hostname in several
+// namespaces, the one other namespaces reach: a Kubernetes Service, else
+// the oldest ServiceEntry, else the first by namespace and name
+// (model.ComparePrecedence).
+func canonicalOf(svcs []*model.Service) *model.Service {
+	var best *model.Service
+	for _, s := range svcs {
+		if s.Resolution == model.Alias {
+			continue
+		}
+		if best == nil || model.ComparePrecedence(s, best) < 0 {
+			best = s
+		}
+	}
+	return best
+}

@@ -1,0 +1,184 @@
+package address_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/meshreg/meshreg/address"
+	"github.com/meshreg/meshreg/address/workloadapi"
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry/memory"
+)
+
+// running is an index over a memory registry, with its changes recorded.
+type running struct {
+	reg     *memory.Registry
+	idx     *address.Index
+	changes chan address.Change
+}
+
+func start(t *testing.T, opts address.Options) *running {
+	t.Helper()
+	reg, err := memory.New(memory.Options{ClusterID: "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := address.New(reg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &running{reg: reg, idx: idx, changes: make(chan address.Change, 100)}
+	idx.Subscribe(func(c address.Change) { r.changes <- c })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	go func() { _ = reg.Run(ctx); done <- struct{}{} }()
+	go func() { _ = idx.Run(ctx); done <- struct{}{} }()
+	t.Cleanup(func() { cancel(); <-done; <-done })
+	waitFor(t, "the index to sync", idx.HasSynced)
+	return r
+}
+
+// next returns the events of the next generation that has any.
+func (r *running) next(t *testing.T) []address.Event {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case c := <-r.changes:
+			if len(c.Events) > 0 {
+				return c.Events
+			}
+		case <-timeout:
+			t.Fatal("no change came")
+			return nil
+		}
+	}
+}
+
+func pod(name string, labels map[string]string, ip string) *model.WorkloadInstance {
+	return memory.Workload(name, "ns").Address(ip).Labels(labels).NamedPort("http", 8080).Build()
+}
+
+func TestEventsPerResource(t *testing.T) {
+	r := start(t, address.Options{})
+	p := pod("p1", map[string]string{"app": "a"}, "10.0.0.1")
+	r.reg.AddWorkload(p)
+	const uid = "c1//Pod/ns/p1"
+	if got := r.next(t); !slices.Equal(got, []address.Event{{Key: uid, Type: model.EventAdd}}) {
+		t.Fatalf("adding a pod: events %v", got)
+	}
+	unready := p.DeepCopy()
+	unready.Endpoint.Health = model.Unhealthy
+	r.reg.AddWorkload(unready)
+	if got := r.next(t); !slices.Equal(got, []address.Event{{Key: uid, Type: model.EventUpdate}}) {
+		t.Fatalf("a pod going unready: events %v", got)
+	}
+	if w := r.idx.Snapshot().Get(uid).GetWorkload(); w.GetStatus() != workloadapi.WorkloadStatus_UNHEALTHY {
+		t.Errorf("unready pod's status = %v", w.GetStatus())
+	}
+	svc := memory.Service("a", "ns").PortWith(model.Port{Name: "http", Port: 80, TargetPortName: "http"}).
+		VIP("10.96.0.1").Selector(map[string]string{"app": "a"}).Build()
+	r.reg.AddService(svc)
+	// The service is added, and the pod it selects now lists it.
+	if got := r.next(t); !slices.Equal(got, []address.Event{{Key: uid, Type: model.EventUpdate}, {Key: "ns/a.ns.svc.cluster.local", Type: model.EventAdd}}) {
+		t.Fatalf("adding a selecting service: events %v", got)
+	}
+	snap := r.idx.Snapshot()
+	if got := snap.Lookup("/10.96.0.1"); len(got) != 1 || got[0].Key != "ns/a.ns.svc.cluster.local" {
+		t.Errorf("Lookup of the VIP = %v", got)
+	}
+	if got := snap.Lookup("/10.0.0.1"); len(got) != 1 || got[0].Key != uid {
+		t.Errorf("Lookup of the pod IP = %v", got)
+	}
+	r.reg.DeleteWorkload(p.Key())
+	if got := r.next(t); !slices.Equal(got, []address.Event{{Key: uid, Type: model.EventDelete}}) {
+		t.Fatalf("deleting the pod: events %v", got)
+	}
+	if got := r.idx.Snapshot().Lookup("/10.0.0.1"); len(got) != 0 {
+		t.Errorf("Lookup of a deleted pod's IP = %v", got)
+	}
+}
+
+// A hostile tenant's labels cannot reach another namespace's waypoint
+// unless the waypoint admits it, and bad labels or Gateways give
+// diagnostics, never a panic.
+func TestWaypointBadInput(t *testing.T) {
+	ip := gatewayv1.IPAddressType
+	host := gatewayv1.HostnameAddressType
+	same := gatewayv1.NamespacesFromSame
+	meta := address.NewStaticMetadata(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "infra"}},
+		waypointGateway("infra", "private", "all", &same, gatewayv1.GatewayStatusAddress{Type: &ip, Value: "10.9.0.1"}),
+		waypointGateway("ns", "noaddr", "all", nil),
+		waypointGateway("ns", "badip", "all", nil, gatewayv1.GatewayStatusAddress{Type: &ip, Value: "not-an-ip"}),
+		waypointGateway("ns", "good", "all", nil, gatewayv1.GatewayStatusAddress{Type: &host, Value: "good.ns.svc.cluster.local"}),
+	)
+	r := start(t, address.Options{Metadata: meta})
+	cases := []struct {
+		name   string
+		labels map[string]string
+		want   string // the waypoint hostname, "" for none
+		diag   string // a diagnostic about the pod contains this
+	}{
+		{"other namespace, not admitted", map[string]string{"istio.io/use-waypoint": "private", "istio.io/use-waypoint-namespace": "infra"}, "", "does not admit namespace ns"},
+		{"no address", map[string]string{"istio.io/use-waypoint": "noaddr"}, "", "is not ready"},
+		{"malformed name", map[string]string{"istio.io/use-waypoint": "../../etc/x\x00"}, "", "is not ready"},
+		{"empty name", map[string]string{"istio.io/use-waypoint": ""}, "", "is not ready"},
+		{"bad IP only", map[string]string{"istio.io/use-waypoint": "badip"}, "", ""},
+		{"good", map[string]string{"istio.io/use-waypoint": "good"}, "good.ns.svc.cluster.local", ""},
+	}
+	for i, tc := range cases {
+		r.reg.AddWorkload(pod("p"+string(rune('a'+i)), tc.labels, "10.0.1."+string(rune('1'+i))))
+	}
+	waitFor(t, "the pods", func() bool { return len(r.idx.Snapshot().Workloads()) == len(cases) })
+	snap := r.idx.Snapshot()
+	for i, tc := range cases {
+		name := "p" + string(rune('a'+i))
+		w := snap.Get("c1//Pod/ns/" + name).GetWorkload()
+		if got := w.GetWaypoint().GetHostname().GetHostname(); got != tc.want {
+			t.Errorf("%s: waypoint %q, want %q", tc.name, got, tc.want)
+		}
+		if w.GetWaypoint() != nil && tc.want == "" {
+			t.Errorf("%s: waypoint %v, want none", tc.name, w.GetWaypoint())
+		}
+		found := false
+		for _, d := range snap.Diagnostics() {
+			if d.Kind == "Pod" && d.Name == name && strings.Contains(d.Message, tc.diag) {
+				found = true
+			}
+		}
+		if tc.diag != "" && !found {
+			t.Errorf("%s: no diagnostic naming pod %s with %q in %v", tc.name, name, tc.diag, snap.Diagnostics())
+		}
+	}
+	var gwDiags []string
+	for _, d := range snap.Diagnostics() {
+		if d.Kind == "Gateway" {
+			gwDiags = append(gwDiags, d.Name+": "+d.Message)
+		}
+	}
+	if len(gwDiags) != 2 || !strings.HasPrefix(gwDiags[0], "badip:") || !strings.HasPrefix(gwDiags[1], "noaddr:") {
+		t.Errorf("Gateway diagnostics = %q, want one for badip and one for noaddr", gwDiags)
+	}
+}
+
+func waypointGateway(ns, name, forTraffic string, from *gatewayv1.FromNamespaces, addrs ...gatewayv1.GatewayStatusAddress) *gatewayv1.Gateway {
+	gw := &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"istio.io/waypoint-for": forTraffic}},
+		Spec:       gatewayv1.GatewaySpec{GatewayClassName: "istio-waypoint"},
+		Status:     gatewayv1.GatewayStatus{Addresses: addrs},
+	}
+	if from != nil {
+		gw.Spec.Listeners = []gatewayv1.Listener{{Name: "mesh", Port: 15008, Protocol: "HBONE",
+			AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: from}}}}
+	}
+	return gw
+}

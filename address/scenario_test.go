@@ -1,0 +1,111 @@
+package address_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshreg/meshreg/address"
+	"github.com/meshreg/meshreg/internal/golden"
+	"github.com/meshreg/meshreg/internal/sources"
+	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
+)
+
+var update = flag.Bool("update", false, "rewrite the want.json goldens of the address scenarios")
+
+// TestScenarios runs every testdata/addresses scenario: the aggregate
+// over one manifest cluster per cluster-<ID>.yaml (the first by name is
+// the config cluster), the index over it (sources.Built.AddressIndex)
+// with the config cluster's Namespaces and Gateways as its metadata
+// (KubeMetadata over the cluster's fake API) and each cluster's VIPs on
+// its kube controller's network. The index, as WriteJSON
+// writes it, must equal want.json; hack/ambient-oracle/goldens.sh checks
+// the goldens against Istio's own index. Run with -update to rewrite
+// them, then read every changed one.
+func TestScenarios(t *testing.T) {
+	dirs, err := filepath.Glob("../testdata/addresses/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) < 15 {
+		t.Fatalf("found %d address scenarios, want at least 15", len(dirs))
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			golden.Check(t, filepath.Join(dir, "want.json"), runScenario(t, dir), *update)
+		})
+	}
+}
+
+// scenarioOptions is a scenario's options.json.
+type scenarioOptions struct {
+	TrustDomain string `json:"trustDomain"`
+}
+
+func runScenario(t *testing.T, dir string) []byte {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "cluster-*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cluster-*.yaml in %s", dir)
+	}
+	var so scenarioOptions
+	if data, err := os.ReadFile(filepath.Join(dir, "options.json")); err == nil {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&so); err != nil {
+			t.Fatalf("options.json: %v", err)
+		}
+	}
+	cfg := sources.Config{TrustDomain: so.TrustDomain}
+	for _, f := range files {
+		id := model.ClusterID(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "cluster-"), ".yaml"))
+		cfg.Clusters = append(cfg.Clusters, sources.Cluster{ID: id, Manifests: f})
+	}
+	built, err := sources.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, meta, err := built.AddressIndex(address.Options{TrustDomain: so.TrustDomain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 3)
+	go func() { done <- built.Aggregate.Run(ctx) }()
+	go func() { done <- meta.Run(ctx) }()
+	go func() { done <- idx.Run(ctx) }()
+	defer func() {
+		cancel()
+		for range 3 {
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	waitFor(t, "the index to sync", idx.HasSynced)
+	waitFor(t, "the aggregate to settle", func() bool { return registry.Settler(built.Aggregate).Settled() })
+	waitFor(t, "the index to apply what the aggregate holds", func() bool { return idx.Settled() })
+	var out bytes.Buffer
+	if err := address.WriteJSON(&out, idx.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,106 @@
+package address
+
+import (
+	"fmt"
+
+	"github.com/meshreg/meshreg/model"
+)
+
+// Values of gateway.istio.io/managed on a waypoint's or east-west
+// gateway's own Service: such a Service never uses a waypoint.
+const (
+	managedByMesh     = "istio.io-mesh-controller"
+	managedByEastWest = "istio.io-eastwest-controller"
+)
+
+// waypointFor resolves the waypoint an object of namespace ns with the
+// given labels uses, as Istio does: its own istio.io/use-waypoint label
+// (with istio.io/use-waypoint-namespace), "none" opting out; else its
+// namespace's. A waypoint named but not there, or that does not admit
+// the namespace, yields no waypoint and a reason.
+func waypointFor(meta Metadata, ns string, objLabels map[string]string) (w *Waypoint, own bool, problem string) {
+	if name, ok := objLabels[labelUseWaypoint]; ok {
+		if name == "none" {
+			return nil, true, ""
+		}
+		wns := ns
+		if v, ok := objLabels[labelUseWaypointNamespace]; ok {
+			wns = v
+		}
+		w, problem := resolveWaypoint(meta, ns, wns, name)
+		return w, true, problem
+	}
+	n := meta.Namespace(ns)
+	if n == nil {
+		return nil, false, ""
+	}
+	name, ok := n.Labels[labelUseWaypoint]
+	if !ok || name == "none" {
+		return nil, false, ""
+	}
+	wns := ns
+	if v, ok := n.Labels[labelUseWaypointNamespace]; ok {
+		wns = v
+	}
+	w, problem = resolveWaypoint(meta, ns, wns, name)
+	return w, false, problem
+}
+
+func resolveWaypoint(meta Metadata, ns, wns, name string) (*Waypoint, string) {
+	w := meta.Waypoint(wns, name)
+	if w == nil {
+		return nil, fmt.Sprintf("waypoint %s/%s is not ready (no Gateway with an address)", wns, name)
+	}
+	var nsLabels map[string]string
+	if n := meta.Namespace(ns); n != nil {
+		nsLabels = n.Labels
+	}
+	if !w.admits(ns, nsLabels) {
+		return nil, fmt.Sprintf("waypoint %s/%s does not admit namespace %s", wns, name, ns)
+	}
+	return w, ""
+}
+
+// instanceOf returns the waypoint a workload is an instance of: a pod
+// labelled with the name of a waypoint of its namespace.
+func instanceOf(meta Metadata, ns string, objLabels map[string]string) *Waypoint {
+	if gw := objLabels[labelGatewayName]; gw != "" {
+		return meta.Waypoint(ns, gw)
+	}
+	return nil
+}
+
+// workloadWaypoint is the waypoint of a workload: none for an instance of
+// a waypoint, else the one it uses when that one takes workload traffic.
+func workloadWaypoint(meta Metadata, ns string, objLabels map[string]string) (*Waypoint, string) {
+	if instanceOf(meta, ns, objLabels) != nil {
+		return nil, ""
+	}
+	w, own, problem := waypointFor(meta, ns, objLabels)
+	if w == nil {
+		return nil, problem
+	}
+	if w.For == ForWorkload || w.For == ForAll {
+		return w, ""
+	}
+	if !own {
+		return nil, "" // a namespace's waypoint for services only
+	}
+	return nil, fmt.Sprintf("waypoint %s/%s does not take workload traffic (istio.io/waypoint-for: %s)", w.Namespace, w.Name, w.For)
+}
+
+// serviceWaypoint is the waypoint of a service, when it takes service
+// traffic; a waypoint's or east-west gateway's own Service has none.
+func serviceWaypoint(meta Metadata, svc *model.Service) (*Waypoint, string) {
+	if m := svc.Labels[labelGatewayManaged]; m == managedByMesh || m == managedByEastWest {
+		return nil, ""
+	}
+	w, _, problem := waypointFor(meta, svc.Namespace, svc.Labels)
+	if w == nil {
+		return nil, problem
+	}
+	if w.For != ForService && w.For != ForAll {
+		return nil, fmt.Sprintf("waypoint %s/%s does not take service traffic (istio.io/waypoint-for: %s)", w.Namespace, w.Name, w.For)
+	}
+	return w, ""
+}

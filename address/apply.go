@@ -275,7 +275,7 @@ func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 		}
 		slices.SortFunc(st.allDiags, model.CompareDiagnostics)
 	}
-	snap := &Snapshot{addrs: e.addrs.Done(), byIP: e.byIP.Done(), synced: st.synced && x.opts.Metadata.HasSynced(), diags: st.allDiags}
+	snap := &Snapshot{addrs: e.addrs.Done(), byIP: e.byIP.Done(), synced: prev.synced || st.synced && x.opts.Metadata.HasSynced(), diags: st.allDiags}
 	events := make([]Event, 0, len(e.events))
 	for k, t := range e.events {
 		events = append(events, Event{Key: k, Type: t})
@@ -325,7 +325,7 @@ func (x *Index) produce(e *edit, src source, out []*workloadapi.Address, diags [
 	st := x.st
 	keys := make([]string, 0, len(out))
 	for _, a := range out {
-		k := resourceKey(a)
+		k := ResourceKey(a)
 		keys = append(keys, k)
 		e.put(k, a)
 	}
@@ -348,9 +348,9 @@ func (x *Index) produce(e *edit, src source, out []*workloadapi.Address, diags [
 	return !sameDiags(old, diags)
 }
 
-// resourceKey is a resource's key: a workload's uid, a service's
+// ResourceKey returns a resource's key: a workload's uid, a service's
 // "namespace/hostname".
-func resourceKey(a *workloadapi.Address) string {
+func ResourceKey(a *workloadapi.Address) string {
 	if w := a.GetWorkload(); w != nil {
 		return w.Uid
 	}

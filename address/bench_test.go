@@ -47,7 +47,7 @@ func benchSource(b *testing.B, preset string) *memory.Registry {
 
 func runIndex(b *testing.B, reg *memory.Registry) (*address.Index, func()) {
 	b.Helper()
-	idx, err := address.New(reg, address.Options{})
+	idx, err := address.New(reg, address.Options{Debounce: -1})
 	if err != nil {
 		b.Fatal(err)
 	}

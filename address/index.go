@@ -24,8 +24,9 @@ type Event struct {
 
 // Change says what one generation changed.
 type Change struct {
-	// Generation is the generation published.
+	// Generation is the generation published; Snapshot is it.
 	Generation uint64
+	Snapshot   *Snapshot
 	// Events are the resources added, changed and removed, sorted by
 	// key; empty for the generation that only turns Synced true.
 	Events []Event
@@ -106,13 +107,15 @@ func New(src registry.Reader, opts Options) (*Index, error) {
 func (x *Index) Snapshot() *Snapshot { return x.snap.Load() }
 
 // HasSynced reports whether the latest snapshot holds the source's
-// initial state and the metadata's.
+// initial state and the metadata's. Once true it stays true.
 func (x *Index) HasSynced() bool { return x.snap.Load().synced }
 
 // Subscribe registers f to be called with each generation's Change, after
 // its snapshot is published, on Run's goroutine, one call at a time: f
-// must return quickly. The returned function unsubscribes; it is
-// idempotent.
+// must return quickly. f is called for the generations published after
+// Subscribe returns; the state before them is Snapshot(), read after
+// subscribing (a generation f also hears of may already be in it). The
+// returned function unsubscribes; it is idempotent.
 func (x *Index) Subscribe(f func(Change)) (unsubscribe func()) {
 	x.mu.Lock()
 	id := x.nextID
@@ -200,7 +203,7 @@ func (x *Index) publish(s *Snapshot, events []Event) {
 	}
 	x.mu.Unlock()
 	for _, f := range fs {
-		f(Change{Generation: s.gen, Events: events})
+		f(Change{Generation: s.gen, Snapshot: s, Events: events})
 	}
 }
 

@@ -2,6 +2,7 @@ package address_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/address/workloadapi"
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
 	"github.com/meshreg/meshreg/registry/memory"
 )
 
@@ -30,6 +32,7 @@ func start(t *testing.T, opts address.Options) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts.Debounce = -1
 	idx, err := address.New(reg, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -181,4 +184,28 @@ func waypointGateway(ns, name, forTraffic string, from *gatewayv1.FromNamespaces
 			AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: from}}}}
 	}
 	return gw
+}
+
+func TestOptions(t *testing.T) {
+	reg, err := memory.New(memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, td := range []string{"a/b", "has space"} {
+		if _, err := address.New(reg, address.Options{TrustDomain: td}); !errors.Is(err, address.ErrInvalidOptions) {
+			t.Errorf("TrustDomain %q: error %v, want ErrInvalidOptions", td, err)
+		}
+	}
+	idx, err := address.New(reg, address.Options{})
+	if err != nil || idx.Snapshot().Generation() != 0 || idx.HasSynced() {
+		t.Errorf("New with defaults: %v, %v", idx, err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := idx.Run(ctx); err != nil {
+		t.Errorf("Run with a done context: %v", err)
+	}
+	if err := idx.Run(context.Background()); !errors.Is(err, registry.ErrAlreadyRunning) {
+		t.Errorf("second Run: %v, want ErrAlreadyRunning", err)
+	}
 }

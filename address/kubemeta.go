@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -37,8 +38,10 @@ type KubeMetadataOptions struct {
 	Resync time.Duration
 }
 
-// NewKubeMetadata returns metadata over a cluster. gw may be nil: then
-// there are no waypoints.
+// NewKubeMetadata returns metadata over a cluster. gw may be nil, or the
+// cluster may not serve the Gateway API (checked when Run starts): then
+// there are no waypoints and no network gateways. The Gateway API's
+// resources installed later are not picked up; restart it.
 func NewKubeMetadata(client kubernetes.Interface, gw gatewayclient.Interface, opts KubeMetadataOptions) *KubeMetadata {
 	return &KubeMetadata{static: NewStaticMetadataOn(opts.Cluster, opts.Network), kube: client, gateway: gw}
 }
@@ -77,7 +80,11 @@ func (m *KubeMetadata) Run(ctx context.Context) error {
 	}}
 	informersOf := []cache.SharedIndexInformer{nsInf.Informer()}
 	var gf gatewayinformers.SharedInformerFactory
-	if m.gateway != nil {
+	served, err := gatewayAPIServed(m.gateway)
+	if err != nil {
+		return fmt.Errorf("address: metadata: %w", err)
+	}
+	if served {
 		gf = gatewayinformers.NewSharedInformerFactory(m.gateway, 0)
 		gws, classes := gf.Gateway().V1().Gateways(), gf.Gateway().V1().GatewayClasses()
 		informersOf = append(informersOf, gws.Informer(), classes.Informer())
@@ -146,4 +153,26 @@ func toAny[T any](xs []T) []any {
 		out[i] = x
 	}
 	return out
+}
+
+// gatewayAPIServed reports whether the cluster serves v1 Gateways and
+// GatewayClasses: without them there is nothing to watch, and informers
+// of absent resources would never sync. A nil client serves none.
+func gatewayAPIServed(client gatewayclient.Interface) (bool, error) {
+	if client == nil {
+		return false, nil
+	}
+	list, err := client.Discovery().ServerResourcesForGroupVersion("gateway.networking.k8s.io/v1")
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var gateways, classes bool
+	for _, r := range list.APIResources {
+		gateways = gateways || r.Name == "gateways"
+		classes = classes || r.Name == "gatewayclasses"
+	}
+	return gateways && classes, nil
 }

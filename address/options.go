@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/meshreg/meshreg/model"
@@ -12,6 +13,9 @@ import (
 // ErrInvalidOptions is wrapped by New's error when an option cannot be
 // used.
 var ErrInvalidOptions = errors.New("address: invalid options")
+
+// DefaultDebounce is Options.Debounce's default: Istio's.
+const DefaultDebounce = 100 * time.Millisecond
 
 // Options configure an Index. The zero value is Istio's defaults.
 type Options struct {
@@ -32,9 +36,11 @@ type Options struct {
 	// Metadata gives the namespaces and waypoints, which the registry
 	// does not hold. Nil: no namespace labels and no waypoints.
 	Metadata Metadata
-	// Debounce is how long the index waits after a change for more
-	// before it publishes; 0 publishes each batch of changes as soon as
-	// it is applied.
+	// Debounce is how long the index waits after the first change of a
+	// batch for more before it applies them and publishes one
+	// generation: by default (0) 100ms, Istio's PILOT_DEBOUNCE_AFTER;
+	// negative for no wait (changes that arrive while a batch is applied
+	// are still one batch).
 	Debounce time.Duration
 	// Logger receives the index's logs; nil discards them.
 	Logger *slog.Logger
@@ -44,8 +50,11 @@ func (o Options) defaults() (Options, error) {
 	if o.TrustDomain == "" {
 		o.TrustDomain = "cluster.local"
 	}
-	if o.Debounce < 0 {
-		return o, fmt.Errorf("%w: Debounce %v is negative", ErrInvalidOptions, o.Debounce)
+	if strings.ContainsAny(o.TrustDomain, "/ \t\n") {
+		return o, fmt.Errorf("%w: TrustDomain %q is not a trust domain", ErrInvalidOptions, o.TrustDomain)
+	}
+	if o.Debounce == 0 {
+		o.Debounce = DefaultDebounce
 	}
 	if o.ClusterNetwork == nil {
 		o.ClusterNetwork = func(model.ClusterID) model.NetworkID { return "" }

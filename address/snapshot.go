@@ -32,7 +32,8 @@ type Snapshot struct {
 // state, then one more with each state it publishes.
 func (s *Snapshot) Generation() uint64 { return s.gen }
 
-// Synced reports whether the snapshot holds the source's initial state.
+// Synced reports whether the snapshot holds the source's initial state
+// and the metadata's. Every snapshot after a synced one is synced.
 func (s *Snapshot) Synced() bool { return s.synced }
 
 // Len returns the number of resources.

@@ -37,8 +37,9 @@ type Checker struct {
 // Result is the outcome of one sequence.
 type Result struct {
 	Seed uint64
-	// Got is the dump of the aggregate that lived through the sequence;
-	// Want that of a fresh aggregate over the final objects.
+	// Got is the state (Harness.State: the dump and the address index)
+	// of the aggregate that lived through the sequence; Want that of a
+	// fresh aggregate over the final objects.
 	Got, Want []byte
 	// Late is set when the live aggregate matched only after the
 	// first settle, within Checker.Grace; LateBy says how long after.
@@ -127,7 +128,7 @@ func (c Checker) waitSynced(ctx context.Context, h *Harness) error {
 func (c Checker) awaitLate(ctx context.Context, h *Harness, want []byte) ([]byte, bool) {
 	deadline := time.Now().Add(c.Grace)
 	for {
-		got, err := h.Dump()
+		got, err := h.State()
 		if err == nil && bytes.Equal(got, want) {
 			return got, true
 		}
@@ -190,7 +191,10 @@ func (c Checker) fresh(ctx context.Context, w World, mcs sources.MCS) (dump []by
 func (c Checker) settle(ctx context.Context, h *Harness) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
-	return h.Settle(ctx, c.Interval)
+	if _, err := h.Settle(ctx, c.Interval); err != nil {
+		return nil, err
+	}
+	return h.State()
 }
 
 // Describe returns a readable account of a sequence: its seed, the

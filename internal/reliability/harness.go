@@ -66,7 +66,7 @@ func StartConfig(cfg sources.Config, w World) (*Harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx, err := address.New(built.Aggregate, address.Options{})
+	idx, err := address.New(built.Aggregate, address.Options{Debounce: -1})
 	if err != nil {
 		return nil, err
 	}
@@ -138,8 +138,12 @@ func (h *Harness) MembersSettled() bool {
 }
 
 // Dump returns the dump of the harness's registry (registry.WriteJSON of
-// Built.Discovery) followed by its address index (address.WriteJSON).
-func (h *Harness) Dump() ([]byte, error) {
+// Built.Discovery).
+func (h *Harness) Dump() ([]byte, error) { return Dump(h.Built.Discovery) }
+
+// State returns the registry's dump followed by its address index
+// (address.WriteJSON): everything the harness computes.
+func (h *Harness) State() ([]byte, error) {
 	d, err := Dump(h.Built.Discovery)
 	if err != nil {
 		return nil, err
@@ -163,9 +167,10 @@ func Dump(d registry.Discovery) ([]byte, error) {
 // ErrNotSettled is wrapped by Settle's error when the deadline passes.
 var ErrNotSettled = errors.New("registry did not settle")
 
-// Settle waits until the aggregate has synced and is quiet, and returns
-// its dump. Quiet means: two consecutive dumps interval apart are
-// identical, and every member registry reported Settled before each.
+// Settle waits until the aggregate and its address index have synced
+// and are quiet, and returns the registry's dump. Quiet means: two
+// consecutive states (State) interval apart are identical, and every
+// member registry and the index reported Settled before each.
 // Informer deliveries are invisible to Settled, hence the polling: this
 // is the one place the reliability tests wait on time rather than on a
 // signal, and only to conclude that nothing more is coming. Settle gives
@@ -179,12 +184,12 @@ func (h *Harness) Settle(ctx context.Context, interval time.Duration) ([]byte, e
 	var prev []byte
 	for {
 		if h.Built.Aggregate.HasSynced() && h.Index.HasSynced() && h.MembersSettled() {
-			cur, err := h.Dump()
+			cur, err := h.State()
 			if err != nil {
 				return nil, err
 			}
 			if prev != nil && bytes.Equal(prev, cur) {
-				return cur, nil
+				return h.Dump()
 			}
 			prev = cur
 		} else {

@@ -318,11 +318,15 @@ func equalIstioObjects(a, b runtime.Object) bool {
 }
 
 // servingGatewayAPI makes a fake Gateway API clientset's discovery list
-// the v1 Gateways, as a cluster with the CRD installed does.
+// the v1 Gateways and GatewayClasses, as a cluster with the CRDs
+// installed does.
 func servingGatewayAPI(c *gatewayfake.Clientset) *gatewayfake.Clientset {
 	c.Resources = []*metav1.APIResourceList{{
 		GroupVersion: "gateway.networking.k8s.io/v1",
-		APIResources: []metav1.APIResource{{Name: "gateways", Namespaced: true, Kind: "Gateway"}},
+		APIResources: []metav1.APIResource{
+			{Name: "gateways", Namespaced: true, Kind: "Gateway"},
+			{Name: "gatewayclasses", Kind: "GatewayClass"},
+		},
 	}}
 	return c
 }

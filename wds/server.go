@@ -1,0 +1,146 @@
+package wds
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	discoverygrpc "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/meshreg/meshreg/address"
+	"github.com/meshreg/meshreg/registry"
+)
+
+// TypeURL is the type of the resources the server serves: Istio's
+// workload discovery Address, each a *workloadapi.Address.
+const TypeURL = "type.googleapis.com/istio.workload.Address"
+
+// Options configure a Server. The zero value is valid.
+type Options struct {
+	// Logger receives the server's logs: streams opened and closed at
+	// debug, NACKs at warn. Default: nil, discard.
+	Logger *slog.Logger
+}
+
+func (o Options) defaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// DeltaStream is the server side of a delta ADS stream.
+type DeltaStream = discoverygrpc.AggregatedDiscoveryService_DeltaAggregatedResourcesServer
+
+// Server serves an address index over delta xDS. Create one with
+// NewServer and run it with Run; it is safe for concurrent use.
+type Server struct {
+	idx *address.Index
+	log *slog.Logger
+	enc *encoder
+
+	running atomic.Bool
+	// stopped is closed when Run returns: streams end.
+	stopped chan struct{}
+	nonce   atomic.Uint64
+
+	// mu guards streams; held while handing a change to each stream,
+	// which never blocks.
+	mu      sync.Mutex
+	streams map[*stream]struct{}
+}
+
+var _ discoverygrpc.AggregatedDiscoveryServiceServer = (*Server)(nil)
+
+// NewServer returns a server of idx; Run starts it.
+func NewServer(idx *address.Index, opts Options) *Server {
+	o := opts.defaults()
+	return &Server{
+		idx:     idx,
+		log:     o.Logger,
+		enc:     newEncoder(),
+		stopped: make(chan struct{}),
+		streams: map[*stream]struct{}{},
+	}
+}
+
+// Run subscribes to the index and hands each generation's changes to
+// the streams until ctx is done; then it ends every stream, with status
+// Unavailable, and returns nil. Streams opened after Run returned end at
+// once. A server runs once: a second call returns an error wrapping
+// registry.ErrAlreadyRunning.
+func (s *Server) Run(ctx context.Context) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("wds: %w", registry.ErrAlreadyRunning)
+	}
+	defer close(s.stopped)
+	unsubscribe := s.idx.Subscribe(s.onChange)
+	defer unsubscribe()
+	// Streams opened before Run may have missed generations published
+	// before Subscribe: they check everything against the latest.
+	s.notifyAll(s.idx.Snapshot(), nil, true)
+	<-ctx.Done()
+	return nil
+}
+
+// onChange runs on the index's goroutine with each generation.
+func (s *Server) onChange(c address.Change) {
+	s.notifyAll(c.Snapshot, c.Events, false)
+}
+
+// notifyAll records a generation's changes with every stream and wakes
+// them, never blocking.
+func (s *Server) notifyAll(snap *address.Snapshot, events []address.Event, full bool) {
+	s.enc.forget(snap, events)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for st := range s.streams {
+		st.notify(snap, events, full)
+	}
+}
+
+func (s *Server) add(st *stream) {
+	s.mu.Lock()
+	s.streams[st] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *Server) remove(st *stream) {
+	s.mu.Lock()
+	delete(s.streams, st)
+	s.mu.Unlock()
+}
+
+func (s *Server) nextNonce() string { return strconv.FormatUint(s.nonce.Add(1), 10) }
+
+// Register registers the server as the Aggregated Discovery Service of
+// r: delta streams of Address are served, anything else refused (see
+// DeltaAggregatedResources and StreamAggregatedResources). Use Mux to
+// serve other types on the same service.
+func (s *Server) Register(r grpc.ServiceRegistrar) {
+	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(r, s)
+}
+
+// StreamAggregatedResources refuses state-of-the-world streams with
+// status Unimplemented: WDS is delta only.
+func (s *Server) StreamAggregatedResources(discoverygrpc.AggregatedDiscoveryService_StreamAggregatedResourcesServer) error {
+	return status.Error(codes.Unimplemented, "wds: state-of-the-world ADS is not served; use delta ADS")
+}
+
+// DeltaAggregatedResources serves one delta ADS stream of Address
+// resources until the client closes it, its context is done or Run
+// returns. A request for another type ends it with status
+// InvalidArgument.
+func (s *Server) DeltaAggregatedResources(gs DeltaStream) error {
+	first, err := gs.Recv()
+	if err != nil {
+		return err
+	}
+	return s.serve(gs, first, false)
+}

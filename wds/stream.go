@@ -1,0 +1,254 @@
+package wds
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+
+	discoverygrpc "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/meshreg/meshreg/address"
+	"github.com/meshreg/meshreg/address/workloadapi"
+)
+
+// maxPending bounds the keys a stream keeps between two of its
+// responses; beyond it, the stream checks every resource instead.
+const maxPending = 4096
+
+// stream is one client's delta stream. The index's goroutine records
+// changes with notify; the stream's own goroutine (serve) reads the
+// client's requests and sends the responses.
+type stream struct {
+	srv  *Server
+	gs   DeltaStream
+	log  *slog.Logger
+	wake chan struct{} // capacity 1: a change is waiting
+
+	// mu guards snap, pending and all.
+	mu sync.Mutex
+	// snap is the latest snapshot handed to the stream.
+	snap *address.Snapshot
+	// pending are the keys changed since the client was last brought
+	// up to date; all says every resource must be checked instead.
+	pending map[string]struct{}
+	all     bool
+
+	// The rest is the stream goroutine's own.
+	client *client
+	// started says the first response was sent.
+	started bool
+	// recheck says the next response checks every resource.
+	recheck bool
+	// nonce is the last response's.
+	nonce string
+	// others says requests for other types are answered empty (Mux)
+	// rather than refused; answered holds the types answered.
+	others   bool
+	answered map[string]struct{}
+}
+
+// notify records a generation's changes; all says they are unknown.
+// It never blocks.
+func (st *stream) notify(snap *address.Snapshot, events []address.Event, all bool) {
+	st.mu.Lock()
+	if st.snap != nil {
+		switch g, cur := snap.Generation(), st.snap.Generation(); {
+		case g < cur:
+			st.mu.Unlock() // an older look (Run's first); the stream is past it
+			return
+		case g > cur+1:
+			all = true // generations missed
+		}
+	}
+	st.snap = snap
+	switch {
+	case all || st.all:
+		st.all, st.pending = true, nil
+	default:
+		if st.pending == nil {
+			st.pending = map[string]struct{}{}
+		}
+		for _, e := range events {
+			st.pending[e.Key] = struct{}{}
+		}
+		if len(st.pending) > maxPending {
+			st.all, st.pending = true, nil
+		}
+	}
+	st.mu.Unlock()
+	select {
+	case st.wake <- struct{}{}:
+	default:
+	}
+}
+
+// serve serves the stream whose first request is given until it ends.
+// With others, requests for other types are answered with no resources
+// instead of ending the stream.
+func (s *Server) serve(gs DeltaStream, first *discoverygrpc.DeltaDiscoveryRequest, others bool) error {
+	if first.GetTypeUrl() != TypeURL {
+		return status.Errorf(codes.InvalidArgument, "wds: type %q is not served: only %s", first.GetTypeUrl(), TypeURL)
+	}
+	select {
+	case <-s.stopped:
+		return status.Error(codes.Unavailable, "wds: server stopped")
+	default:
+	}
+	st := &stream{
+		srv:      s,
+		gs:       gs,
+		log:      s.log.With("node", first.GetNode().GetId()),
+		wake:     make(chan struct{}, 1),
+		client:   newClient(first),
+		others:   others,
+		answered: map[string]struct{}{},
+	}
+	// Added before it looks at the index, so that no later generation
+	// passes it by.
+	s.add(st)
+	defer s.remove(st)
+	st.mu.Lock()
+	if st.snap == nil {
+		st.snap = s.idx.Snapshot()
+	}
+	st.mu.Unlock()
+	st.log.Debug("wds stream opened", "wildcard", st.client.wildcard, "names", len(st.client.names),
+		"initial_resources", len(first.GetInitialResourceVersions()))
+	defer st.log.Debug("wds stream closed")
+
+	reqs := make(chan *discoverygrpc.DeltaDiscoveryRequest)
+	recvErr := make(chan error, 1)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			r, err := gs.Recv()
+			if err != nil {
+				recvErr <- err
+				return
+			}
+			select {
+			case reqs <- r:
+			case <-done:
+				return
+			}
+		}
+	}()
+
+	ctx := gs.Context()
+	for due := true; ; {
+		if due {
+			if err := st.flush(); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case <-s.stopped:
+			return status.Error(codes.Unavailable, "wds: server stopped")
+		case err := <-recvErr:
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		case r := <-reqs:
+			var err error
+			if due, err = st.handle(r); err != nil {
+				return err
+			}
+		case <-st.wake:
+			due = true
+		}
+	}
+}
+
+// handle takes one request of the client's; it reports whether its
+// subscriptions changed.
+func (st *stream) handle(r *discoverygrpc.DeltaDiscoveryRequest) (changed bool, err error) {
+	if r.GetTypeUrl() != TypeURL {
+		if !st.others {
+			return false, status.Errorf(codes.InvalidArgument, "wds: type %q is not served on this stream: only %s", r.GetTypeUrl(), TypeURL)
+		}
+		return false, st.answerOther(r)
+	}
+	if n := r.GetResponseNonce(); n != "" {
+		if d := r.GetErrorDetail(); d != nil {
+			// The client keeps what it had; a NACKed resource is sent
+			// again only when it changes.
+			st.log.Warn("wds response rejected", "nonce", n, "code", d.GetCode(), "error", d.GetMessage())
+		} else if n == st.nonce {
+			st.log.Debug("wds response acknowledged", "nonce", n)
+		}
+	}
+	if st.client.subscribe(r.GetResourceNamesSubscribe()) {
+		st.recheck = true
+	}
+	st.client.unsubscribe(r.GetResourceNamesUnsubscribe())
+	return len(r.GetResourceNamesSubscribe())+len(r.GetResourceNamesUnsubscribe()) > 0, nil
+}
+
+// answerOther answers a request for a type the server does not serve
+// with no resources, the names it subscribes to removed: once for the
+// type's first request, and for each request that subscribes to names.
+// ztunnel, which asks for istio.security.Authorization on the same
+// stream, is ready once each type it asked for was answered.
+func (st *stream) answerOther(r *discoverygrpc.DeltaDiscoveryRequest) error {
+	_, seen := st.answered[r.GetTypeUrl()]
+	var removed []string
+	for _, n := range r.GetResourceNamesSubscribe() {
+		if n != wildcard {
+			removed = append(removed, n)
+		}
+	}
+	if seen && len(removed) == 0 {
+		return nil
+	}
+	st.answered[r.GetTypeUrl()] = struct{}{}
+	st.log.Debug("wds answering a type it does not serve with nothing", "type", r.GetTypeUrl())
+	return st.gs.Send(&discoverygrpc.DeltaDiscoveryResponse{TypeUrl: r.GetTypeUrl(), RemovedResources: removed, Nonce: st.srv.nextNonce()})
+}
+
+// flush sends the client what changed for it, if anything did; the
+// first response waits for the index to sync, and is sent even when
+// empty.
+func (st *stream) flush() error {
+	st.mu.Lock()
+	snap, pending, all := st.snap, st.pending, st.all
+	if !st.started && !snap.Synced() {
+		st.mu.Unlock()
+		return nil
+	}
+	st.pending, st.all = nil, false
+	st.mu.Unlock()
+
+	all = all || st.recheck || !st.started
+	st.recheck = false
+	resources, removed := st.client.diff(snap, pending, all, st.encode)
+	if st.started && len(resources) == 0 && len(removed) == 0 {
+		return nil
+	}
+	st.started = true
+	resp := &discoverygrpc.DeltaDiscoveryResponse{
+		SystemVersionInfo: strconv.FormatUint(snap.Generation(), 10),
+		TypeUrl:           TypeURL,
+		Resources:         resources,
+		RemovedResources:  removed,
+		Nonce:             st.srv.nextNonce(),
+	}
+	st.nonce = resp.Nonce
+	return st.gs.Send(resp)
+}
+
+func (st *stream) encode(key string, a *workloadapi.Address) (encoded, bool) {
+	e, err := st.srv.enc.encode(key, a)
+	if err != nil {
+		st.log.Error("wds resource not encoded; skipped", "key", key, "error", err.Error())
+		return encoded{}, false
+	}
+	return e, true
+}

@@ -28,12 +28,12 @@
 //	            queries (Services, GetService, Endpoints, Workloads, Proxy targets)
 //	            subscriptions (service, endpoints, workload, gateway events)
 //	                                       |
-//	                 +----------- proxyview.View ------------+
-//	                 | per proxy: visible services, its VIPs, |
-//	                 | endpoints through network gateways,    |
-//	                 | inbound; snapshots, debounced pushes   |
-//	                 +--------------------+------------------+
-//	                                       |
+//	    +----------- proxyview.View ------------+  +------ address.Index ------+
+//	    | per proxy: visible services, its VIPs, |  | ambient: workloads and    |
+//	    | endpoints through network gateways,    |  | services by uid, IP and   |
+//	    | inbound; snapshots, debounced pushes   |  | host; wds serves ztunnel  |
+//	    +--------------------+------------------+  +-------------+-------------+
+//	                          \                                  /
 //	             your control plane / examples/xds-server / tests
 //
 // A kube.Controller watches one cluster; a serviceentry.Controller reads
@@ -69,6 +69,9 @@
 //     its endpoints (through network gateways across networks), the
 //     service ports it serves; immutable snapshots per generation and a
 //     debouncer that batches changes into pushes.
+//   - address: Istio ambient mode's index of workloads and services by
+//     address, as ztunnel reads it (address/workloadapi holds the wire
+//     messages); wds serves it over delta xDS.
 //   - debughttp: a read-only HTTP handler that shows a registry and a
 //     proxy's view, paged and bounded, to mount on your own mux.
 //

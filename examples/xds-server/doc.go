@@ -15,6 +15,16 @@
 // cannot use. What each sidecar is sent is checked against Istio's own
 // xDS server by the EDS scenarios of testdata/eds.
 //
+// The same ADS port serves Istio's workload discovery (WDS) beside it, as
+// istiod does for ambient mode: a ztunnel can connect, and a delta stream
+// whose first request is for type.googleapis.com/istio.workload.Address
+// is served the workloads and services of the address index over the
+// same registry (package wds: wildcard or on demand by "network/IP",
+// kept up to date; its other types, such as istio.security.Authorization,
+// are answered with no resources). Each cluster's network and the config
+// cluster's Namespaces and Gateways (waypoints) come from the same
+// sources; workloads carry -trust-domain.
+//
 // The node is read from its metadata, with the keys of Istio's bootstrap
 // (node.metadata): NAMESPACE (which services it sees, by exportTo),
 // NETWORK (which endpoints it reaches directly), CLUSTER_ID, INSTANCE_IPS

@@ -63,7 +63,7 @@ func runEDSScenario(t *testing.T, dir string) []byte {
 	if err != nil {
 		t.Fatalf("args: %v", err)
 	}
-	reg, err := buildRegistry(c, nil, nil)
+	reg, _, err := buildRegistry(c, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

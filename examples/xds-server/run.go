@@ -13,10 +13,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/examples/xds-server/internal/debug"
 	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
 	"github.com/meshreg/meshreg/proxyview"
 	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/wds"
 )
 
 // shutdownGrace bounds how long each server waits for its clients on
@@ -47,10 +49,21 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
 	prom := prometheus.NewRegistry()
-	reg, err := buildRegistry(c, log, prom)
+	reg, built, err := buildRegistry(c, log, prom)
 	if err != nil {
 		fmt.Fprintf(stderr, "xds-server: %v\n", err)
 		return 2
+	}
+	opts := serveOptions{log: log, prom: prom, trustDomain: c.sources.TrustDomain}
+	if built != nil {
+		// The index reads each cluster's network and the config
+		// cluster's Namespaces and Gateways (waypoints).
+		idx, meta, err := built.AddressIndex(address.Options{TrustDomain: c.sources.TrustDomain, Logger: log})
+		if err != nil {
+			fmt.Fprintf(stderr, "xds-server: %v\n", err)
+			return 2
+		}
+		opts.addresses = &addressIndex{idx: idx, meta: meta}
 	}
 	xdsLis, err := net.Listen("tcp", c.xdsAddr)
 	if err != nil {
@@ -68,7 +81,6 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "xds-server: warning: listening on %s, beyond this host, without authentication\n", ap)
 		}
 	}
-	opts := serveOptions{log: log, prom: prom}
 	if len(c.resolve) > 0 {
 		opts.resolver = c.resolve
 	}
@@ -92,23 +104,54 @@ type serveOptions struct {
 	prom *prometheus.Registry
 	// resolver resolves the gateways' host names; nil is the system's.
 	resolver proxyview.Resolver
+	// addresses is the address index WDS serves; nil is an index over
+	// the registry with no metadata (no namespaces, no waypoints).
+	addresses *addressIndex
+	// trustDomain is the trust domain of that index; "" is
+	// cluster.local.
+	trustDomain string
+}
+
+// addressIndex is an address index and the metadata it reads, to run
+// beside it (nil when none).
+type addressIndex struct {
+	idx  *address.Index
+	meta interface{ Run(context.Context) error }
+}
+
+// addressIndex returns o.addresses, else an index over reg.
+func (o serveOptions) addressIndex(reg Registry, log *slog.Logger) (*addressIndex, error) {
+	if o.addresses != nil {
+		return o.addresses, nil
+	}
+	idx, err := address.New(reg, address.Options{TrustDomain: o.trustDomain, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return &addressIndex{idx: idx}, nil
 }
 
 // serve runs the registry, its proxy view, the pushes to the xDS nodes,
-// the xDS server on xdsLis and the debug server on debugLis until ctx is
-// done or one of them fails; then it stops them all and returns the first
-// failure. It takes ownership of the listeners.
+// the address index and its WDS server, the xDS server on xdsLis and the
+// debug server on debugLis until ctx is done or one of them fails; then
+// it stops them all and returns the first failure. It takes ownership of
+// the listeners.
 func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, o serveOptions) error {
 	log, debounce, prom := o.log, o.debounce, o.prom
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	view, err := proxyview.New(reg, proxyview.Options{Logger: log, Resolver: o.resolver})
+	var addrs *addressIndex
+	if err == nil {
+		addrs, err = o.addressIndex(reg, log)
+	}
 	if err != nil {
 		xdsLis.Close()
 		debugLis.Close()
 		return err
 	}
+	workloads := wds.NewServer(addrs.idx, wds.Options{Logger: log})
 	nodes := xds.NewNodes(view, log)
 	metrics := debug.NewMetrics(prom, func() debug.Served {
 		n, res := nodes.Counts()
@@ -142,27 +185,35 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, o s
 			metrics.ObservePush(p.Changes, time.Since(began))
 		})
 	})
+	if addrs.meta != nil {
+		start("address metadata", addrs.meta.Run)
+	}
+	start("address index", addrs.idx.Run)
+	start("wds", workloads.Run)
 	start("xds server", func(ctx context.Context) error {
 		return xds.Serve(ctx, xdsLis, nodes, xds.ServerOptions{
-			Logger: log, ShutdownGrace: shutdownGrace, OnStreams: metrics.AddStreams,
+			Logger: log, ShutdownGrace: shutdownGrace, OnStreams: metrics.AddStreams, WDS: workloads,
 		})
 	})
 	start("debug server", func(ctx context.Context) error {
-		h := debug.NewHandler(ready{reg, view}, view, debugNodes{nodes}, metrics, log)
+		h := debug.NewHandler(ready{reg, view, addrs.idx}, view, debugNodes{nodes}, metrics, log)
 		return debug.Serve(ctx, debugLis, h, shutdownGrace, log)
 	})
 	wg.Wait()
 	return firstErr
 }
 
-// ready is the registry for the debug server, ready once both the
-// registry and the proxy view built from it have synced.
+// ready is the registry for the debug server, ready once the registry
+// and the proxy view and address index built from it have synced.
 type ready struct {
 	Registry
-	view *proxyview.View
+	view      *proxyview.View
+	addresses *address.Index
 }
 
-func (r ready) HasSynced() bool { return r.Registry.HasSynced() && r.view.HasSynced() }
+func (r ready) HasSynced() bool {
+	return r.Registry.HasSynced() && r.view.HasSynced() && r.addresses.HasSynced()
+}
 
 // debugNodes shows the xDS server's nodes to the debug server.
 type debugNodes struct{ nodes *xds.Nodes }

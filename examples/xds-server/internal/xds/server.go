@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/meshreg/meshreg/wds"
 )
 
 // ServerOptions configure Serve. The zero value is valid.
@@ -26,8 +28,13 @@ type ServerOptions struct {
 	// close after ctx is done before it closes them. Default: 5s.
 	ShutdownGrace time.Duration
 	// OnStreams is called with +1 when a client opens an ADS stream and
-	// -1 when the stream ends. Default: nothing.
+	// -1 when the stream ends; WDS streams are not counted. Default:
+	// nothing.
 	OnStreams func(delta int)
+	// WDS, when set, serves the delta streams of Istio's workload
+	// discovery (istio.workload.Address, what ztunnel asks for) on the
+	// same service, through wds.Mux. Default: nil, not served.
+	WDS *wds.Server
 }
 
 func (o ServerOptions) defaults() ServerOptions {
@@ -67,8 +74,12 @@ func Serve(ctx context.Context, lis net.Listener, nodes *Nodes, opts ServerOptio
 		sotw:  sotwv3.NewServer(srvCtx, nodes.Cache(), cb),
 		delta: deltav3.NewServer(srvCtx, nodes.Cache(), cb),
 	}
+	var svc discoveryv3.AggregatedDiscoveryServiceServer = ads
+	if opts.WDS != nil {
+		svc = wds.Mux{WDS: opts.WDS, Other: ads}
+	}
 	gs := grpc.NewServer()
-	discoveryv3.RegisterAggregatedDiscoveryServiceServer(gs, ads)
+	discoveryv3.RegisterAggregatedDiscoveryServiceServer(gs, svc)
 
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(lis) }()

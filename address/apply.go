@@ -295,9 +295,7 @@ func (x *Index) builder() *builder {
 	return &builder{
 		opts: x.opts,
 		meta: x.opts.Metadata,
-		services: func(ns string) []*model.Service {
-			return slices.Collect(maps.Values(st.svcsByNS[ns]))
-		},
+		services: func(ns string) map[model.ServiceKey]*model.Service { return st.svcsByNS[ns] },
 		named: func(w model.WorkloadKey) []*model.Service {
 			var out []*model.Service
 			for k := range st.podRefs[w] {

@@ -2,6 +2,7 @@ package address
 
 import (
 	"cmp"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -17,14 +18,20 @@ import (
 type builder struct {
 	opts Options
 	meta Metadata
-	// services returns the services of a namespace, in no order.
-	services func(ns string) []*model.Service
+	// services returns the services of a namespace.
+	services func(ns string) map[model.ServiceKey]*model.Service
 	// named returns the selectorless Services whose slices name a pod
 	// (targetRef), in no order.
 	named func(model.WorkloadKey) []*model.Service
 	// gateway returns the network gateway of a network for its
 	// workloads, nil when none.
 	gateway func(model.NetworkID) *workloadapi.GatewayAddress
+	// shared holds the services maps and localities built so far, by
+	// content, so that the workloads of one batch share equal ones (the
+	// pods of a deployment have the same): messages are never modified
+	// once built.
+	sharedServices   map[string]map[string]*workloadapi.PortList
+	sharedLocalities map[model.Locality]*workloadapi.Locality
 }
 
 // Labels and values the builder reads.
@@ -79,7 +86,7 @@ func (b *builder) workload(w *model.WorkloadInstance) (*workloadapi.Workload, st
 		ServiceAccount: serviceAccountName(ep.ServiceAccount),
 		Status:         workloadapi.WorkloadStatus_HEALTHY,
 		TrustDomain:    b.trustDomain(),
-		Locality:       locality(ep.Locality),
+		Locality:       b.locality(ep.Locality),
 		WorkloadName:   cmp.Or(w.WorkloadName, w.Name),
 		WorkloadType:   workloadapi.WorkloadType_POD,
 	}
@@ -104,7 +111,7 @@ func (b *builder) workload(w *model.WorkloadInstance) (*workloadapi.Workload, st
 		if w.HostNetwork {
 			out.NetworkMode = workloadapi.NetworkMode_HOST_NETWORK
 		}
-		out.Services = podServices(w, svcs)
+		out.Services = b.share(podServices(w, svcs))
 	default:
 		out.Uid = entryUID(ep.Cluster, w.Namespace, w.Name)
 		if len(ep.Addresses) == 0 {
@@ -113,7 +120,7 @@ func (b *builder) workload(w *model.WorkloadInstance) (*workloadapi.Workload, st
 		if ep.Weight > 0 {
 			out.Capacity = wrapperspb.UInt32(ep.Weight)
 		}
-		out.Services = entryServices(w.PortMap, svcs)
+		out.Services = b.share(entryServices(w.PortMap, svcs))
 	}
 	out.CanonicalName, out.CanonicalRevision = canonical(labels, out.WorkloadName)
 	setTunnel(out, labels, w.Redirected)
@@ -252,6 +259,46 @@ func setTunnel(w *workloadapi.Workload, labels map[string]string, redirected boo
 		w.TunnelProtocol = workloadapi.TunnelProtocol_HBONE
 		w.NativeTunnel = true
 	}
+}
+
+// share returns a services map equal to m built earlier in the batch, or
+// m.
+func (b *builder) share(m map[string]*workloadapi.PortList) map[string]*workloadapi.PortList {
+	if len(m) == 0 {
+		return m
+	}
+	var key strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		key.WriteString(k)
+		for _, p := range m[k].Ports {
+			key.WriteByte(' ')
+			key.WriteString(uitoa(p.ServicePort))
+			key.WriteByte(':')
+			key.WriteString(uitoa(p.TargetPort))
+		}
+		key.WriteByte('\n')
+	}
+	if b.sharedServices == nil {
+		b.sharedServices = map[string]map[string]*workloadapi.PortList{}
+	}
+	if s, ok := b.sharedServices[key.String()]; ok {
+		return s
+	}
+	b.sharedServices[key.String()] = m
+	return m
+}
+
+// locality returns the message of a locality, shared within the batch.
+func (b *builder) locality(l model.Locality) *workloadapi.Locality {
+	if s, ok := b.sharedLocalities[l]; ok {
+		return s
+	}
+	out := locality(l)
+	if b.sharedLocalities == nil {
+		b.sharedLocalities = map[model.Locality]*workloadapi.Locality{}
+	}
+	b.sharedLocalities[l] = out
+	return out
 }
 
 func locality(l model.Locality) *workloadapi.Locality {

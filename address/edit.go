@@ -23,8 +23,8 @@ func (e *edit) put(key string, a *workloadapi.Address) {
 	if ok && proto.Equal(old, a) {
 		return
 	}
+	newIPs := ipKeys(a)
 	if ok {
-		e.unindex(key, old)
 		if t, seen := e.events[key]; !seen || t == model.EventDelete {
 			e.events[key] = model.EventUpdate
 		}
@@ -34,7 +34,13 @@ func (e *edit) put(key string, a *workloadapi.Address) {
 		e.events[key] = model.EventAdd
 	}
 	e.addrs.Set(key, a)
-	for _, ipk := range ipKeys(a) {
+	if ok {
+		if slices.Equal(ipKeys(old), newIPs) {
+			return // most changes keep the addresses
+		}
+		e.unindex(key, old)
+	}
+	for _, ipk := range newIPs {
 		cur, _ := e.byIP.Get(ipk)
 		if i, found := slices.BinarySearch(cur, key); !found {
 			e.byIP.Set(ipk, slices.Insert(slices.Clone(cur), i, key))

@@ -293,8 +293,8 @@ func (x *Index) builder() *builder {
 	st := x.st
 	gwCache := map[model.NetworkID]*workloadapi.GatewayAddress{}
 	return &builder{
-		opts: x.opts,
-		meta: x.opts.Metadata,
+		opts:     x.opts,
+		meta:     x.opts.Metadata,
 		services: func(ns string) map[model.ServiceKey]*model.Service { return st.svcsByNS[ns] },
 		named: func(w model.WorkloadKey) []*model.Service {
 			var out []*model.Service

@@ -209,3 +209,33 @@ func TestOptions(t *testing.T) {
 		t.Errorf("second Run: %v, want ErrAlreadyRunning", err)
 	}
 }
+
+// Changes that come within the debounce window are one generation.
+func TestDebounceBatches(t *testing.T) {
+	reg, err := memory.New(memory.Options{ClusterID: "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := address.New(reg, address.Options{Debounce: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := make(chan address.Change, 10)
+	idx.Subscribe(func(c address.Change) { changes <- c })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	go func() { _ = reg.Run(ctx); done <- struct{}{} }()
+	go func() { _ = idx.Run(ctx); done <- struct{}{} }()
+	defer func() { cancel(); <-done; <-done }()
+	waitFor(t, "the index to sync", idx.HasSynced)
+	for len(changes) > 0 {
+		<-changes
+	}
+	reg.AddWorkload(pod("p1", nil, "10.0.0.1"))
+	reg.AddWorkload(pod("p2", nil, "10.0.0.2"))
+	c := <-changes
+	want := []address.Event{{Key: "c1//Pod/ns/p1", Type: model.EventAdd}, {Key: "c1//Pod/ns/p2", Type: model.EventAdd}}
+	if !slices.Equal(c.Events, want) || c.Snapshot.Generation() != c.Generation || c.Snapshot.Len() != 2 {
+		t.Errorf("one generation for both: %+v, snapshot of %d", c.Events, c.Snapshot.Len())
+	}
+}

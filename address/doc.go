@@ -63,8 +63,11 @@
 // an address in its status; its istio.io/waypoint-for label (or its
 // GatewayClass's) says whether it takes service traffic (the default),
 // workload traffic, or both, and its HBONE listener's allowedRoutes which
-// namespaces may use it. Pods of the waypoint itself, and the Services
-// Istio manages for waypoints and east-west gateways, use none. The
+// namespaces may use it. Pods of the waypoint itself use none, and get
+// its inbound binding (ambient.istio.io/waypoint-inbound-binding) as
+// their application tunnel; the Services Istio manages for waypoints and
+// east-west gateways use none. istio.io/ingress-use-waypoint on a
+// service or its namespace is read too. The
 // namespaces and Gateways come from Options.Metadata: KubeMetadata reads
 // them from a cluster (Gateways only when given a Gateway API client),
 // StaticMetadata holds them in memory. What cannot be resolved is a
@@ -74,7 +77,8 @@
 // # Out of scope
 //
 // Authorization policies (Istio security configuration, not registry
-// data) are not computed: workloads carry none. So are the waypoint's
-// inbound binding (application tunnel) and canary waypoints.
+// data) are not computed: workloads carry none. Neither are canary
+// waypoints (istio.io/use-waypoint-canary, weighted_waypoints) nor a
+// ServiceEntry's visibility (a mesh config setting).
 // docs/DIFFERENCES.md lists where the index differs from Istio's.
 package address

@@ -184,7 +184,7 @@ func (x *Index) setService(key model.ServiceKey, s *model.Service) {
 func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 	st := x.st
 	prev := x.snap.Load()
-	e := &edit{addrs: prev.addrs.Edit(), byIP: prev.byIP.Edit(), events: map[string]model.EventType{}}
+	e := &edit{addrs: prev.addrs.Edit(), byIP: prev.byIP.Edit(), bySvc: prev.bySvc.Edit(), events: map[string]model.EventType{}}
 	b := x.builder()
 	diagsChanged := metaChanged
 	sliceWorkloads := map[model.ServiceKey][]*workloadapi.Address{}
@@ -275,7 +275,7 @@ func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 		}
 		slices.SortFunc(st.allDiags, model.CompareDiagnostics)
 	}
-	snap := &Snapshot{addrs: e.addrs.Done(), byIP: e.byIP.Done(), synced: prev.synced || st.synced && x.opts.Metadata.HasSynced(), diags: st.allDiags}
+	snap := &Snapshot{addrs: e.addrs.Done(), byIP: e.byIP.Done(), bySvc: e.bySvc.Done(), synced: prev.synced || st.synced && x.opts.Metadata.HasSynced(), diags: st.allDiags}
 	events := make([]Event, 0, len(e.events))
 	for k, t := range e.events {
 		events = append(events, Event{Key: k, Type: t})

@@ -13,8 +13,11 @@ import (
 
 // edit is one generation being built.
 type edit struct {
-	addrs  *cow.Editor[string, *workloadapi.Address]
+	addrs *cow.Editor[string, *workloadapi.Address]
+	// byIP holds the keys at each "network/IP"; bySvc the workloads
+	// that back each service, by its key.
 	byIP   *cow.Editor[string, []string]
+	bySvc  *cow.Editor[string, []string]
 	events map[string]model.EventType
 }
 
@@ -23,7 +26,6 @@ func (e *edit) put(key string, a *workloadapi.Address) {
 	if ok && proto.Equal(old, a) {
 		return
 	}
-	newIPs := ipKeys(a)
 	if ok {
 		if t, seen := e.events[key]; !seen || t == model.EventDelete {
 			e.events[key] = model.EventUpdate
@@ -34,18 +36,12 @@ func (e *edit) put(key string, a *workloadapi.Address) {
 		e.events[key] = model.EventAdd
 	}
 	e.addrs.Set(key, a)
+	var oldIPs, oldSvcs []string
 	if ok {
-		if slices.Equal(ipKeys(old), newIPs) {
-			return // most changes keep the addresses
-		}
-		e.unindex(key, old)
+		oldIPs, oldSvcs = ipKeys(old), backed(old)
 	}
-	for _, ipk := range newIPs {
-		cur, _ := e.byIP.Get(ipk)
-		if i, found := slices.BinarySearch(cur, key); !found {
-			e.byIP.Set(ipk, slices.Insert(slices.Clone(cur), i, key))
-		}
-	}
+	reindex(e.byIP, key, oldIPs, ipKeys(a))
+	reindex(e.bySvc, key, oldSvcs, backed(a))
 }
 
 func (e *edit) remove(key string) {
@@ -53,7 +49,8 @@ func (e *edit) remove(key string) {
 	if !ok {
 		return
 	}
-	e.unindex(key, old)
+	reindex(e.byIP, key, ipKeys(old), nil)
+	reindex(e.bySvc, key, backed(old), nil)
 	e.addrs.Delete(key)
 	if t, seen := e.events[key]; seen && t == model.EventAdd {
 		delete(e.events, key)
@@ -62,15 +59,30 @@ func (e *edit) remove(key string) {
 	}
 }
 
-func (e *edit) unindex(key string, a *workloadapi.Address) {
-	for _, ipk := range ipKeys(a) {
-		cur, _ := e.byIP.Get(ipk)
+// reindex moves key in a secondary index from the entries of was to
+// those of is; entries in both are left alone (most changes keep a
+// resource's addresses and services).
+func reindex(idx *cow.Editor[string, []string], key string, was, is []string) {
+	for _, k := range was {
+		if slices.Contains(is, k) {
+			continue
+		}
+		cur, _ := idx.Get(k)
 		if i, found := slices.BinarySearch(cur, key); found {
 			if len(cur) == 1 {
-				e.byIP.Delete(ipk)
+				idx.Delete(k)
 			} else {
-				e.byIP.Set(ipk, slices.Delete(slices.Clone(cur), i, i+1))
+				idx.Set(k, slices.Delete(slices.Clone(cur), i, i+1))
 			}
+		}
+	}
+	for _, k := range is {
+		if slices.Contains(was, k) {
+			continue
+		}
+		cur, _ := idx.Get(k)
+		if i, found := slices.BinarySearch(cur, key); !found {
+			idx.Set(k, slices.Insert(slices.Clone(cur), i, key))
 		}
 	}
 }
@@ -91,6 +103,19 @@ func ipKeys(a *workloadapi.Address) []string {
 		if ip, ok := netip.AddrFromSlice(na.Address); ok {
 			out = append(out, IPKey(na.Network, ip))
 		}
+	}
+	return out
+}
+
+// backed returns the keys of the services a workload backs.
+func backed(a *workloadapi.Address) []string {
+	w := a.GetWorkload()
+	if w == nil || len(w.Services) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(w.Services))
+	for k := range w.Services {
+		out = append(out, k)
 	}
 	return out
 }

@@ -94,8 +94,17 @@ func TestEventsPerResource(t *testing.T) {
 		t.Fatalf("adding a selecting service: events %v", got)
 	}
 	snap := r.idx.Snapshot()
-	if got := snap.Lookup("/10.96.0.1"); len(got) != 1 || got[0].Key != "ns/a.ns.svc.cluster.local" {
-		t.Errorf("Lookup of the VIP = %v", got)
+	// A service comes with the workloads that back it, by VIP or key.
+	for _, name := range []string{"/10.96.0.1", "ns/a.ns.svc.cluster.local"} {
+		if got := snap.Lookup(name); len(got) != 2 || got[0].Key != "ns/a.ns.svc.cluster.local" || got[1].Key != uid {
+			t.Errorf("Lookup(%q) = %v, want the service and its pod", name, got)
+		}
+	}
+	if got := address.Aliases(snap.Get(uid)); !slices.Equal(got, []string{"/10.0.0.1"}) {
+		t.Errorf("the pod's aliases = %v", got)
+	}
+	if got := snap.Lookup("/10.9.9.9"); len(got) != 0 {
+		t.Errorf("Lookup of an unknown IP = %v", got)
 	}
 	if got := snap.Lookup("/10.0.0.1"); len(got) != 1 || got[0].Key != uid {
 		t.Errorf("Lookup of the pod IP = %v", got)

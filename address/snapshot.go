@@ -22,8 +22,9 @@ type Snapshot struct {
 	// service by "namespace/hostname".
 	addrs cow.Map[string, *workloadapi.Address]
 	// byIP holds the keys of the resources at each "network/IP": a
-	// workload's addresses, a service's VIPs.
-	byIP cow.Map[string, []string]
+	// workload's addresses, a service's VIPs. bySvc holds the workloads
+	// that back each service, by the service's key.
+	byIP, bySvc cow.Map[string, []string]
 	// diags are what the index could not use, sorted.
 	diags []model.Diagnostic
 }
@@ -46,20 +47,81 @@ func (s *Snapshot) Get(key string) *workloadapi.Address {
 	return a
 }
 
-// Lookup returns the resources a name stands for, as ztunnel asks for
-// them on demand: a resource key gives that resource; "network/IP" gives
-// the workloads with that address and the services with that VIP,
-// sorted by key. Each comes with its key.
+// Lookup returns the resources a name stands for, as Istio answers
+// ztunnel's on-demand requests: a workload's uid gives that workload; a
+// "network/IP" the workloads with that address, sorted by uid, or when
+// there are none the service with that VIP (the first by key); a service
+// (by "namespace/hostname" or VIP) comes with the workloads that back
+// it, sorted by uid. Each comes with its key; nothing for a name that
+// stands for nothing.
 func (s *Snapshot) Lookup(name string) []Resource {
-	if a, ok := s.addrs.Get(name); ok {
+	a, ok := s.addrs.Get(name)
+	if ok && a.GetWorkload() != nil {
 		return []Resource{{Key: name, Address: a}}
 	}
+	key := name
+	if !ok {
+		var svc string
+		for _, k := range s.at(name) {
+			if a, _ := s.addrs.Get(k); a.GetWorkload() != nil {
+				return s.resources(s.workloadsAt(name))
+			} else if svc == "" {
+				svc = k
+			}
+		}
+		if svc == "" {
+			return nil
+		}
+		key = svc
+	}
+	backing, _ := s.bySvc.Get(key)
+	return s.resources(append([]string{key}, backing...))
+}
+
+func (s *Snapshot) at(name string) []string {
 	keys, _ := s.byIP.Get(name)
+	return keys
+}
+
+// workloadsAt returns the keys of the workloads at a "network/IP".
+func (s *Snapshot) workloadsAt(name string) []string {
+	var out []string
+	for _, k := range s.at(name) {
+		if a, _ := s.addrs.Get(k); a.GetWorkload() != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (s *Snapshot) resources(keys []string) []Resource {
 	out := make([]Resource, 0, len(keys))
 	for _, k := range keys {
 		if a, ok := s.addrs.Get(k); ok {
 			out = append(out, Resource{Key: k, Address: a})
 		}
+	}
+	return out
+}
+
+// Aliases returns the names a resource also goes by, as Istio sends them
+// with an on-demand resource: a workload's "network/IP" for each of its
+// addresses, a service's for each VIP ("network/IP/length" for a range).
+func Aliases(a *workloadapi.Address) []string {
+	if a.GetWorkload() != nil {
+		return ipKeys(a)
+	}
+	var out []string
+	for _, na := range a.GetService().GetAddresses() {
+		ip, ok := netip.AddrFromSlice(na.Address)
+		if !ok {
+			continue
+		}
+		k := IPKey(na.Network, ip)
+		if na.Length != nil {
+			k += "/" + uitoa(*na.Length)
+		}
+		out = append(out, k)
 	}
 	return out
 }

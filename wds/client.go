@@ -124,8 +124,8 @@ func (c *client) diff(snap *address.Snapshot, keys map[string]struct{}, all bool
 			due[k] = struct{}{}
 		}
 	}
-	// named: the keys some name resolves to; aliases: the names other
-	// than its key that resolve to a key.
+	// named: the keys some name resolves to; aliases: the names such a
+	// resource goes by (address.Aliases), sent with it as Istio does.
 	named := map[string]struct{}{}
 	aliases := map[string][]string{}
 	var missing []string
@@ -139,8 +139,8 @@ func (c *client) diff(snap *address.Snapshot, keys map[string]struct{}, all bool
 		for _, r := range rs {
 			named[r.Key] = struct{}{}
 			due[r.Key] = struct{}{}
-			if r.Key != n {
-				aliases[r.Key] = append(aliases[r.Key], n)
+			if _, ok := aliases[r.Key]; !ok {
+				aliases[r.Key] = address.Aliases(r.Address)
 			}
 		}
 	}

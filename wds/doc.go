@@ -12,11 +12,13 @@
 //
 //   - Subscriptions. A stream's first request that subscribes to no name,
 //     or to "*", subscribes to every resource. Otherwise the client gets
-//     only the names it subscribes to: a resource key (a workload's uid,
-//     a service's "namespace/hostname") gives that resource; a
-//     "network/IP" name gives the workloads with that address and the
-//     services with that VIP (address.Snapshot.Lookup), each sent under
-//     its own key with the requested name in its aliases. A name that
+//     only the names it subscribes to, resolved as Istio resolves them
+//     (address.Snapshot.Lookup): a workload's uid gives that workload; a
+//     "network/IP" name the workloads with that address, else the
+//     service with that VIP; a service (by "namespace/hostname" or VIP)
+//     comes with the workloads that back it. Each is sent under its own
+//     key, with the names it goes by (its "network/IP"s,
+//     address.Aliases) as its aliases. A name that
 //     resolves to nothing is sent in removed_resources, once, so the
 //     client knows it does not exist. Unsubscribing drops names; what the
 //     client held only for them is forgotten without a message. Names are

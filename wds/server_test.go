@@ -275,3 +275,28 @@ func TestRunEndsStreams(t *testing.T) {
 		t.Errorf("second Run: %v, want ErrAlreadyRunning", err)
 	}
 }
+
+// An on-demand client that names a service, by VIP or by key, gets it
+// with the workloads that back it, as istiod sends them: each under its
+// key, with its own addresses as aliases.
+func TestOnDemandService(t *testing.T) {
+	reg, meta := scenario(t)
+	e := newEnv(t, reg, envOptions{meta: meta})
+	const svc = "ns1/app.ns1.svc.cluster.local"
+	want := []string{"cluster-1//Pod/ns1/app-1", "cluster-1//Pod/ns1/app-2", "cluster-1//Pod/ns1/app-3", svc}
+	for _, name := range []string{"/10.96.0.1", svc} {
+		c := connect(t, e.conn, onDemandRequest())
+		expect(t, c.next(), nil, nil)
+		c.subscribe(name)
+		r := c.next()
+		expect(t, r, want, nil)
+		aliases := map[string][]string{}
+		for _, res := range r.Resources {
+			aliases[res.Name] = res.Aliases
+		}
+		if !slices.Equal(aliases[svc], []string{"/10.96.0.1"}) || !slices.Equal(aliases["cluster-1//Pod/ns1/app-2"], []string{"/10.0.0.2"}) {
+			t.Errorf("asking for %s: aliases %q", name, aliases)
+		}
+		c.disconnect()
+	}
+}

@@ -57,6 +57,16 @@ func gatewayUID(g model.NetworkGateway) string {
 // serviceKey is a service's resource key, "namespace/hostname".
 func serviceKey(ns, host string) string { return ns + "/" + host }
 
+// network is a workload's network: its endpoint's, else its cluster's
+// (a WorkloadEntry or ServiceEntry endpoint that names none is on the
+// network of the cluster it belongs to, as Istio's ambient index has it).
+func (b *builder) network(ep *model.Endpoint) model.NetworkID {
+	if ep.Network != "" {
+		return ep.Network
+	}
+	return b.opts.ClusterNetwork(ep.Cluster)
+}
+
 // trustDomain is the trust domain a workload names: "" for cluster.local.
 func (b *builder) trustDomain() string {
 	if b.opts.TrustDomain == clusterLocalTrustDomain {
@@ -77,11 +87,12 @@ func serviceAccountName(identity string) string {
 func (b *builder) workload(w *model.WorkloadInstance) (*workloadapi.Workload, string) {
 	ep := &w.Endpoint
 	labels := ep.Labels
+	network := b.network(ep)
 	out := &workloadapi.Workload{
 		Name:           w.Name,
 		Namespace:      w.Namespace,
-		Network:        string(ep.Network),
-		NetworkGateway: b.gateway(ep.Network),
+		Network:        string(network),
+		NetworkGateway: b.gateway(network),
 		ClusterId:      string(ep.Cluster),
 		ServiceAccount: serviceAccountName(ep.ServiceAccount),
 		Status:         workloadapi.WorkloadStatus_HEALTHY,

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Differential testing of meshreg's address index against Istio's ambient
+# index (the oracle in this directory) over random worlds: the
+# reliability tier's generator writes N worlds as manifests
+# (internal/reliability/cmd/worlds), and for each world's config cluster
+# (cluster-a.yaml; Istio's ambient index reads the config cluster alone
+# without its multi-network switch) the oracle and
+# `registry-dump -o addresses` print the index; compare.py checks the two,
+# allowing the differences of allowed.txt (scenario name world-<seed>).
+#
+#   hack/ambient-oracle/differential.sh [N] [SEED]
+#
+# N worlds (default 50) from seed SEED (default 1). AMBIENT_ORACLE is the
+# oracle's binary (default /tmp/ambient-oracle). Prints the differences
+# of each world that differs and a summary line; exit status 1 when one
+# does. A development tool: CI does not run it.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+cd "$top"
+oracle=${AMBIENT_ORACLE:-/tmp/ambient-oracle}
+n=${1:-50} seed=${2:-1}
+out=${OUT:-$(mktemp -d)}
+[ -x "$oracle" ] || { echo "differential.sh: no oracle binary at $oracle (see $here/README.md)" >&2; exit 2; }
+go run ./internal/reliability/cmd/worlds -n "$n" -seed "$seed" -o "$out/worlds" || exit 2
+# The generator gives ServiceEntries few creation times; on a tie
+# meshreg and Istio pick differently by design (ARCHITECTURE.md decision
+# 1), so each entry's time gets its own second, in the order of the file.
+for f in "$out"/worlds/world-*/cluster-a.yaml; do
+  python3 - "$f" <<'PY'
+import re, sys
+path = sys.argv[1]
+docs = open(path).read().split("\n---\n")
+n = 0
+for i, d in enumerate(docs):
+    if re.search(r"^kind: ServiceEntry$", d, re.M):
+        docs[i] = re.sub(r'creationTimestamp: "(\d{4}-\d\d-\d\dT\d\d:\d\d):\d\dZ"', r'creationTimestamp: "\1:%02dZ"' % n, d)
+        n += 1
+open(path, "w").write("\n---\n".join(docs))
+PY
+done
+go build -o "$out/registry-dump" ./examples/registry-dump || exit 2
+
+pass=0 fail=0
+for dir in "$out"/worlds/world-*/; do
+  name=$(basename "$dir")
+  if ! "$oracle" -cluster "a=$dir/cluster-a.yaml" -o "$out/$name.istio.json" 2>"$out/$name.istio.err"; then
+    echo "== $name: the oracle failed:"; sed 's/^/   /' "$out/$name.istio.err"; fail=$((fail+1)); continue
+  fi
+  if ! "$out/registry-dump" -o addresses -cluster "a=$dir/cluster-a.yaml" >"$out/$name.meshreg.json" 2>"$out/$name.meshreg.err"; then
+    echo "== $name: registry-dump failed:"; sed 's/^/   /' "$out/$name.meshreg.err"; fail=$((fail+1)); continue
+  fi
+  if python3 "$here/compare.py" --allowed "$here/allowed.txt" --scenario "$name" "$out/$name.istio.json" "$out/$name.meshreg.json" >"$out/$name.diff"; then
+    pass=$((pass+1))
+  else
+    echo "== $name (Istio's index is WANT, meshreg's GOT):"; sed 's/^/   /' "$out/$name.diff"; fail=$((fail+1))
+  fi
+done
+echo "differential.sh: $pass worlds agree with Istio's ambient index, $fail differ (outputs in $out)"
+[ "$fail" -eq 0 ]

@@ -60,8 +60,7 @@ func TestGoldenScenarios(t *testing.T) {
 			want := withoutSelectors(t, raw)
 			ctx, cancel := ctxFor(t)
 			defer cancel()
-			undo := applyScenario(t, ctx, name, objs)
-			defer undo()
+			applyScenario(t, ctx, name, objs)
 			opts := kube.Options{ClusterID: "Kubernetes",
 				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{scenarioLabel: name}}}
 			c := runKube(t, env.kube, opts)
@@ -79,16 +78,17 @@ func TestGoldenScenarios(t *testing.T) {
 	}
 }
 
-// applyScenario writes a scenario's objects through the API and returns
-// the function that takes them away again.
-func applyScenario(t *testing.T, ctx context.Context, scenario string, objs []runtime.Object) (undo func()) {
+// applyScenario writes a scenario's objects through the API, and takes
+// away what it wrote when the test ends, also when it fails half way: a
+// scenario's objects never reach the next.
+func applyScenario(t *testing.T, ctx context.Context, scenario string, objs []runtime.Object) {
 	t.Helper()
 	var undos []func()
-	undo = func() {
+	t.Cleanup(func() {
 		for i := len(undos) - 1; i >= 0; i-- {
 			undos[i]()
 		}
-	}
+	})
 	nsLabels := map[string]map[string]string{}
 	for _, o := range objs {
 		if ns, ok := o.(*corev1.Namespace); ok {
@@ -151,23 +151,23 @@ func applyScenario(t *testing.T, ctx context.Context, scenario string, objs []ru
 			o.Spec.Selector = nil
 			created, err := core.Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 			must(t, err)
+			undos = append(undos, func() { _ = core.Services(o.Namespace).Delete(context.Background(), o.Name, metav1.DeleteOptions{}) })
 			if len(status.LoadBalancer.Ingress) > 0 {
 				created.Status = status
 				_, err = core.Services(o.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
 				must(t, err)
 			}
-			undos = append(undos, func() { _ = core.Services(o.Namespace).Delete(context.Background(), o.Name, metav1.DeleteOptions{}) })
 		case *corev1.Pod:
 			status := o.Status
 			created, err := core.Pods(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-			must(t, err)
-			created.Status = status
-			_, err = core.Pods(o.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
 			must(t, err)
 			undos = append(undos, func() {
 				zero := int64(0)
 				_ = core.Pods(o.Namespace).Delete(context.Background(), o.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 			})
+			created.Status = status
+			_, err = core.Pods(o.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+			must(t, err)
 		case *discoveryv1.EndpointSlice:
 			_, err := env.kube.DiscoveryV1().EndpointSlices(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 			must(t, err)
@@ -179,7 +179,6 @@ func applyScenario(t *testing.T, ctx context.Context, scenario string, objs []ru
 			t.Fatalf("scenario %s: no way to apply %T", scenario, o)
 		}
 	}
-	return undo
 }
 
 // dumpWithout dumps d, selectors emptied (dumpText), without the services

@@ -21,9 +21,12 @@ type state struct {
 	entries  map[entryRef]map[model.ServiceKey]struct{}
 	// refs holds, per selectorless Kubernetes Service, the pods its
 	// slices name (targetRef), and podRefs the reverse.
-	refs      map[model.ServiceKey][]model.WorkloadKey
-	podRefs   map[model.WorkloadKey]map[model.ServiceKey]struct{}
-	gateways  []model.NetworkGateway
+	refs     map[model.ServiceKey][]model.WorkloadKey
+	podRefs  map[model.WorkloadKey]map[model.ServiceKey]struct{}
+	gateways []model.NetworkGateway
+	// networks are the clusters' networks (Options.ClusterNetwork) as
+	// the index last built with them.
+	networks  map[model.ClusterID]model.NetworkID
 	produced  map[source][]string
 	diags     map[source][]model.Diagnostic
 	synced    bool
@@ -48,6 +51,7 @@ func newState() *state {
 		entries:  map[entryRef]map[model.ServiceKey]struct{}{},
 		refs:     map[model.ServiceKey][]model.WorkloadKey{},
 		podRefs:  map[model.WorkloadKey]map[model.ServiceKey]struct{}{},
+		networks: map[model.ClusterID]model.NetworkID{},
 		produced: map[source][]string{},
 		diags:    map[source][]model.Diagnostic{},
 	}
@@ -138,9 +142,9 @@ func (x *Index) apply(m marks) (*Snapshot, []Event) {
 		st.gateways = x.opts.Metadata.NetworkGateways()
 		d.gateways = true
 	}
-	if d.gateways || m.meta {
-		// A network's gateway, or a namespace's or Gateway's waypoint,
-		// may change anything.
+	if x.networksChanged(m) || d.gateways || m.meta {
+		// A cluster's network, a network's gateway, or a namespace's or
+		// Gateway's waypoint may change anything.
 		for k := range st.wls {
 			d.workloads[k] = struct{}{}
 		}
@@ -157,6 +161,39 @@ func (x *Index) apply(m marks) (*Snapshot, []Event) {
 		}
 	}
 	return x.rebuild(d, m.meta)
+}
+
+// networksChanged reports whether the network of a cluster the index
+// knows changed since it last looked (a cluster's network can change at
+// run time: kube.Controller.Network follows its system namespace), and
+// records the networks of the clusters the marks bring.
+func (x *Index) networksChanged(m marks) bool {
+	st := x.st
+	changed := false
+	for c, n := range st.networks {
+		if now := x.opts.ClusterNetwork(c); now != n {
+			st.networks[c] = now
+			changed = true
+		}
+	}
+	see := func(c model.ClusterID) {
+		if _, ok := st.networks[c]; !ok {
+			st.networks[c] = x.opts.ClusterNetwork(c)
+		}
+	}
+	for _, sm := range m.services {
+		if sm.svc != nil {
+			for c := range sm.svc.Addresses {
+				see(c)
+			}
+		}
+	}
+	for _, w := range m.workloads {
+		if w != nil {
+			see(w.Endpoint.Cluster)
+		}
+	}
+	return changed
 }
 
 // setService records a service, nil to delete it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -246,5 +247,29 @@ func TestDebounceBatches(t *testing.T) {
 	want := []address.Event{{Key: "c1//Pod/ns/p1", Type: model.EventAdd}, {Key: "c1//Pod/ns/p2", Type: model.EventAdd}}
 	if !slices.Equal(c.Events, want) || c.Snapshot.Generation() != c.Generation || c.Snapshot.Len() != 2 {
 		t.Errorf("one generation for both: %+v, snapshot of %d", c.Events, c.Snapshot.Len())
+	}
+}
+
+// When a cluster's network changes, its Services' VIPs follow at the
+// index's next change, as its pods' workloads do.
+func TestClusterNetworkChange(t *testing.T) {
+	var network atomic.Value
+	network.Store(model.NetworkID("net1"))
+	r := start(t, address.Options{ClusterNetwork: func(model.ClusterID) model.NetworkID { return network.Load().(model.NetworkID) }})
+	r.reg.AddService(memory.Service("a", "ns").Port("http", 80).VIP("10.96.0.1").Build())
+	r.next(t)
+	vip := func() string {
+		return r.idx.Snapshot().Get("ns/a.ns.svc.cluster.local").GetService().GetAddresses()[0].GetNetwork()
+	}
+	if got := vip(); got != "net1" {
+		t.Fatalf("VIP on %q, want net1", got)
+	}
+	network.Store(model.NetworkID("net2"))
+	w := pod("p1", nil, "10.0.0.1")
+	w.Endpoint.Network = "net2" // what the registry republishes with the new network
+	r.reg.AddWorkload(w)
+	r.next(t)
+	if got := vip(); got != "net2" {
+		t.Errorf("VIP on %q after the cluster moved to net2", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/meshreg/meshreg/address/workloadapi"
+	"github.com/meshreg/meshreg/internal/index"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -54,24 +55,6 @@ func newState() *state {
 		networks: map[model.ClusterID]model.NetworkID{},
 		produced: map[source][]string{},
 		diags:    map[source][]model.Diagnostic{},
-	}
-}
-
-func setIn[K1, K2 comparable, V any](m map[K1]map[K2]V, k1 K1, k2 K2, v V) {
-	inner := m[k1]
-	if inner == nil {
-		inner = map[K2]V{}
-		m[k1] = inner
-	}
-	inner[k2] = v
-}
-
-func deleteIn[K1, K2 comparable, V any](m map[K1]map[K2]V, k1 K1, k2 K2) {
-	if inner := m[k1]; inner != nil {
-		delete(inner, k2)
-		if len(inner) == 0 {
-			delete(m, k1)
-		}
 	}
 }
 
@@ -124,13 +107,13 @@ func (x *Index) apply(m marks) (*Snapshot, []Event) {
 	}
 	for key, w := range m.workloads {
 		if old := st.wls[key]; old != nil {
-			deleteIn(st.wlsByNS, key.Namespace, key)
+			index.RemoveFrom(st.wlsByNS, key.Namespace, key)
 		}
 		if w == nil {
 			delete(st.wls, key)
 		} else {
 			st.wls[key] = w
-			setIn(st.wlsByNS, key.Namespace, key, w)
+			index.AddTo(st.wlsByNS, key.Namespace, key, w)
 		}
 		d.workloads[key] = struct{}{}
 	}
@@ -200,10 +183,10 @@ func (x *Index) networksChanged(m marks) bool {
 func (x *Index) setService(key model.ServiceKey, s *model.Service) {
 	st := x.st
 	if old := st.svcs[key]; old != nil {
-		deleteIn(st.svcsByNS, key.Namespace, key)
-		deleteIn(st.byHost, key.Hostname, key)
+		index.RemoveFrom(st.svcsByNS, key.Namespace, key)
+		index.RemoveFrom(st.byHost, key.Hostname, key)
 		if isEntry(old) {
-			deleteIn(st.entries, entryRef{old.Namespace, old.Name}, key)
+			index.RemoveFrom(st.entries, entryRef{old.Namespace, old.Name}, key)
 		}
 	}
 	if s == nil {
@@ -211,10 +194,10 @@ func (x *Index) setService(key model.ServiceKey, s *model.Service) {
 		return
 	}
 	st.svcs[key] = s
-	setIn(st.svcsByNS, key.Namespace, key, s)
-	setIn(st.byHost, key.Hostname, key, s)
+	index.AddTo(st.svcsByNS, key.Namespace, key, s)
+	index.AddTo(st.byHost, key.Hostname, key, s)
 	if isEntry(s) {
-		setIn(st.entries, entryRef{s.Namespace, s.Name}, key, struct{}{})
+		index.AddTo(st.entries, entryRef{s.Namespace, s.Name}, key, struct{}{})
 	}
 }
 
@@ -239,11 +222,11 @@ func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 			pods = targetRefPods(eps)
 		}
 		for _, pk := range st.refs[key] {
-			deleteIn(st.podRefs, pk, key)
+			index.RemoveFrom(st.podRefs, pk, key)
 			d.workloads[pk] = struct{}{}
 		}
 		for _, pk := range pods {
-			setIn(st.podRefs, pk, key, struct{}{})
+			index.AddTo(st.podRefs, pk, key, struct{}{})
 			d.workloads[pk] = struct{}{}
 		}
 		if len(pods) == 0 {

@@ -60,7 +60,7 @@ func TestPodWorkload(t *testing.T) {
 		name: "host network, redirected, a Job's pod",
 		mod: func(p *corev1.Pod) {
 			p.Spec.HostNetwork = true
-			p.Annotations = map[string]string{annotationAmbientRedirection: "enabled"}
+			p.Annotations = map[string]string{model.AmbientRedirectionAnnotation: "enabled"}
 			p.GenerateName = "backup-28391040-"
 			p.OwnerReferences = []metav1.OwnerReference{{Kind: "Job", Name: "backup-28391040", Controller: ptr(true)}}
 		},

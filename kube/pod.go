@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshreg/meshreg/model"
 )
 
 // podInfo is the controller's cached form of a Pod: the pod informer's
@@ -63,7 +65,7 @@ func newPodInfo(pod *corev1.Pod) *podInfo {
 		addrs:          podAddresses(&pod.Status),
 		ports:          podPorts(&pod.Spec),
 		workloadName:   podWorkloadName(pod),
-		redirected:     pod.Annotations[annotationAmbientRedirection] == "enabled",
+		redirected:     pod.Annotations[model.AmbientRedirectionAnnotation] == "enabled",
 	}
 	p.hostname, p.subdomain = podDNSNames(pod)
 	return p
@@ -141,14 +143,6 @@ func podAddresses(status *corev1.PodStatus) []netip.Addr {
 	return slices.Clip(out)
 }
 
-// annotationAmbientRedirection is set by Istio's CNI on the pods whose
-// traffic it redirects to the node's ztunnel.
-const annotationAmbientRedirection = "ambient.istio.io/redirection"
-
-// labelWorkloadName overrides the workload name Istio derives for a pod
-// or WorkloadEntry.
-const labelWorkloadName = "service.istio.io/workload-name"
-
 // cronJobName matches the name of a Job a CronJob created: the CronJob's
 // name and a timestamp of 8 to 10 digits.
 var cronJobName = regexp.MustCompile(`^(.+)-\d{8,10}$`)
@@ -161,7 +155,7 @@ var cronJobName = regexp.MustCompile(`^(.+)-\d{8,10}$`)
 // OpenShift DeploymentConfig as that config, and a Job named like a
 // CronJob's as the CronJob; else the pod's name.
 func podWorkloadName(pod *corev1.Pod) string {
-	if wn, ok := pod.Labels[labelWorkloadName]; ok {
+	if wn, ok := pod.Labels[model.WorkloadNameLabel]; ok {
 		return wn
 	}
 	if pod.GenerateName == "" {

@@ -61,7 +61,7 @@ func TestTransformsKeepWhatConversionReads(t *testing.T) {
 	pod.GenerateName = "web-5d8f7c9b4-"
 	pod.Labels["pod-template-hash"] = "5d8f7c9b4"
 	pod.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-5d8f7c9b4", Controller: ptr(true)}}
-	pod.Annotations = map[string]string{annotationAmbientRedirection: "enabled", "other": "x"}
+	pod.Annotations = map[string]string{model.AmbientRedirectionAnnotation: "enabled", "other": "x"}
 	pod.Spec.ServiceAccountName = "sa"
 	pod.Spec.Subdomain, pod.Spec.HostNetwork = "web", true
 	now := metav1.Now()

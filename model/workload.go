@@ -8,6 +8,17 @@ import (
 	"strings"
 )
 
+// Istio's metadata of a workload that every registry reads alike.
+const (
+	// WorkloadNameLabel overrides the workload name Istio derives for a
+	// Pod or WorkloadEntry (WorkloadInstance.WorkloadName).
+	WorkloadNameLabel = "service.istio.io/workload-name"
+	// AmbientRedirectionAnnotation, set to "enabled" by Istio's CNI,
+	// marks a workload whose traffic goes through its node's ztunnel
+	// (WorkloadInstance.Redirected).
+	AmbientRedirectionAnnotation = "ambient.istio.io/redirection"
+)
+
 // WorkloadKey identifies a workload instance across registries.
 type WorkloadKey struct {
 	Cluster   ClusterID

@@ -27,12 +27,9 @@ const (
 	annotationHealthChecks = "proxy.istio.io/health-checks-enabled"
 	conditionHealthy       = "Healthy"
 
-	// annotationAmbientRedirection: see model.WorkloadInstance.Redirected.
-	annotationAmbientRedirection = "ambient.istio.io/redirection"
 	// annotationAutoRegistrationGroup names the WorkloadGroup that
-	// registered an entry; labelWorkloadName overrides the workload name.
+	// registered an entry.
 	annotationAutoRegistrationGroup = "istio.io/autoRegistrationGroup"
-	labelWorkloadName               = "service.istio.io/workload-name"
 )
 
 // convCtx is what conversion needs from the controller's options.
@@ -76,7 +73,7 @@ func convertWorkloadEntry(we *networkingv1.WorkloadEntry, c convCtx) *model.Work
 		Endpoint:     ep,
 		PortMap:      portMap,
 		WorkloadName: workloadEntryName(we, labels),
-		Redirected:   we.Annotations[annotationAmbientRedirection] == "enabled",
+		Redirected:   we.Annotations[model.AmbientRedirectionAnnotation] == "enabled",
 	}
 }
 
@@ -88,7 +85,7 @@ func workloadEntryName(we *networkingv1.WorkloadEntry, labels map[string]string)
 	if g, ok := we.Annotations[annotationAutoRegistrationGroup]; ok {
 		return g
 	}
-	if wn, ok := labels[labelWorkloadName]; ok {
+	if wn, ok := labels[model.WorkloadNameLabel]; ok {
 		return wn
 	}
 	return we.Name

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/meshreg/meshreg/internal/index"
 	"github.com/meshreg/meshreg/model"
 )
 
@@ -73,14 +74,14 @@ func (s *selection) setWorkload(namespace string, key model.WorkloadKey, wi *mod
 	}
 	if old != nil {
 		for k, v := range old.Endpoint.Labels {
-			removeFrom(n.byLabel, labelPair{k, v}, key)
+			index.RemoveFrom(n.byLabel, labelPair{k, v}, key)
 		}
 		delete(n.workloads, key)
 	}
 	if wi != nil {
 		n.workloads[key] = wi
 		for k, v := range wi.Endpoint.Labels {
-			addTo(n.byLabel, labelPair{k, v}, key, struct{}{})
+			index.AddTo(n.byLabel, labelPair{k, v}, key, struct{}{})
 		}
 	}
 	s.dropIfEmpty(namespace)
@@ -106,7 +107,7 @@ func indexPair(selector map[string]string) labelPair {
 // addEntry indexes an entry with a selector; others are not indexed.
 func (s *selection) addEntry(e *entry) {
 	if e.selector != nil {
-		addTo(s.ns(e.ref.Namespace).entries, indexPair(e.selector), e.ref, e)
+		index.AddTo(s.ns(e.ref.Namespace).entries, indexPair(e.selector), e.ref, e)
 	}
 }
 
@@ -116,7 +117,7 @@ func (s *selection) removeEntry(e *entry) {
 		return
 	}
 	if n := s.namespaces[e.ref.Namespace]; n != nil {
-		removeFrom(n.entries, indexPair(e.selector), e.ref)
+		index.RemoveFrom(n.entries, indexPair(e.selector), e.ref)
 		s.dropIfEmpty(e.ref.Namespace)
 	}
 }

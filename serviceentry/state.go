@@ -9,6 +9,7 @@ import (
 
 	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
 
+	"github.com/meshreg/meshreg/internal/index"
 	"github.com/meshreg/meshreg/internal/store"
 	"github.com/meshreg/meshreg/model"
 )
@@ -96,7 +97,7 @@ func (s *state) addEntry(e *entry) {
 	s.entries[e.ref] = e
 	s.sel.addEntry(e)
 	for _, k := range e.keys() {
-		addTo(s.byKey, k, e.ref, e)
+		index.AddTo(s.byKey, k, e.ref, e)
 	}
 }
 
@@ -104,7 +105,7 @@ func (s *state) removeEntry(e *entry) {
 	delete(s.entries, e.ref)
 	s.sel.removeEntry(e)
 	for _, k := range e.keys() {
-		removeFrom(s.byKey, k, e.ref)
+		index.RemoveFrom(s.byKey, k, e.ref)
 	}
 }
 
@@ -269,22 +270,4 @@ func (s *state) writeKey(k model.ServiceKey, es []*entry) {
 	}
 	s.store.SetEndpoints(s.shard, k, eps)
 	s.store.SetDiagnostics(diagOwner, ds)
-}
-
-func addTo[K, K2 comparable, V any](m map[K]map[K2]V, k K, k2 K2, v V) {
-	inner := m[k]
-	if inner == nil {
-		inner = map[K2]V{}
-		m[k] = inner
-	}
-	inner[k2] = v
-}
-
-func removeFrom[K, K2 comparable, V any](m map[K]map[K2]V, k K, k2 K2) {
-	if inner := m[k]; inner != nil {
-		delete(inner, k2)
-		if len(inner) == 0 {
-			delete(m, k)
-		}
-	}
 }

@@ -2,7 +2,8 @@
 // by key and by hostname, workloads by key and by address, diagnostics by
 // owner, endpoints by address, and the check that keeps an endpoint list
 // that is in order without sorting it again. The store (internal/store)
-// of each registry and of the aggregate is built of them.
+// of each registry and of the aggregate is built of them. AddTo and
+// RemoveFrom keep the maps of sets the registries hold beside them.
 //
 // An index holds no lock. Its owner guards it with its own: the read
 // methods need that lock held at least shared, the write methods held

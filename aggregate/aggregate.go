@@ -128,10 +128,11 @@ func New(opts Options) (*Controller, error) {
 // The aggregate is a Reader and runs like a registry; it has no provider
 // or cluster of its own, so it is not a Registry.
 var (
-	_ registry.Reader           = (*Controller)(nil)
-	_ registry.Controller       = (*Controller)(nil)
-	_ registry.GatewayDiscovery = (*Controller)(nil)
-	_ registry.Settler          = (*Controller)(nil)
+	_ registry.Reader            = (*Controller)(nil)
+	_ registry.Controller        = (*Controller)(nil)
+	_ registry.GatewayDiscovery  = (*Controller)(nil)
+	_ registry.MetadataDiscovery = (*Controller)(nil)
+	_ registry.Settler           = (*Controller)(nil)
 )
 
 func shardOf(r registry.Registry) model.ShardKey {
@@ -260,6 +261,9 @@ func (c *Controller) memberHandler(m *member, g *merger, global bool) registry.H
 		EndpointsFunc:       func(e registry.EndpointsEvent) { apply(e) },
 		WorkloadFunc:        func(e registry.WorkloadEvent) { apply(e) },
 		NetworkGatewaysFunc: func(e registry.NetworkGatewaysEvent) { apply(e) },
+		ClusterFunc:         func(e registry.ClusterEvent) { apply(e) },
+		NamespaceFunc:       func(e registry.NamespaceEvent) { apply(e) },
+		GatewayFunc:         func(e registry.GatewayEvent) { apply(e) },
 	}
 	if global {
 		h.SyncedFunc = func(registry.SyncedEvent) { c.memberSynced(m) }

@@ -93,6 +93,24 @@ func (m *merger) apply(shard model.ShardKey, ev registry.Event) {
 		}
 	case registry.NetworkGatewaysEvent:
 		m.setGateways(shard, e.Gateways)
+	case registry.ClusterEvent:
+		if e.Type == model.EventDelete {
+			m.st.DeleteCluster(e.Previous.ID)
+		} else {
+			m.st.SetCluster(*e.Current)
+		}
+	case registry.NamespaceEvent:
+		if e.Type == model.EventDelete {
+			m.st.DeleteNamespace(e.Previous.Key())
+		} else {
+			m.st.UpsertNamespace(e.Current)
+		}
+	case registry.GatewayEvent:
+		if e.Type == model.EventDelete {
+			m.st.DeleteGateway(e.Previous.Key())
+		} else {
+			m.st.UpsertGateway(e.Current)
+		}
 	}
 }
 
@@ -265,6 +283,9 @@ func (m *merger) removeShard(shard model.ShardKey) []*model.WorkloadInstance {
 		m.setEndpoints(key, shard, nil)
 	}
 	m.setGateways(shard, nil)
+	if shard.Provider == model.Kubernetes {
+		m.st.DeleteMetadata(shard.Cluster) // only kube registries publish it
+	}
 	var deleted []*model.WorkloadInstance
 	for _, w := range m.st.Workloads() {
 		if workloadShard(w) == shard {
@@ -304,6 +325,9 @@ func (m *merger) prune(shard model.ShardKey, reg registry.Discovery) []*model.Wo
 		gws = gd.NetworkGateways()
 	}
 	m.setGateways(shard, gws)
+	if md, ok := reg.(registry.MetadataDiscovery); ok && shard.Provider == model.Kubernetes {
+		m.pruneMetadata(shard.Cluster, md)
+	}
 	var deleted []*model.WorkloadInstance
 	for _, w := range m.st.Workloads() {
 		if workloadShard(w) != shard {
@@ -333,4 +357,27 @@ func workloadShard(w *model.WorkloadInstance) model.ShardKey {
 		p = model.External
 	}
 	return model.ShardKey{Provider: p, Cluster: w.Endpoint.Cluster}
+}
+
+// pruneMetadata drops the namespaces and Gateways of a cluster that md,
+// its replacement registry, no longer has. The caller holds m.mu.
+func (m *merger) pruneMetadata(cluster model.ClusterID, md registry.MetadataDiscovery) {
+	namespaces := map[model.NamespaceKey]bool{}
+	for _, ns := range md.Namespaces() {
+		namespaces[ns.Key()] = true
+	}
+	for _, ns := range m.st.Namespaces() {
+		if ns.Cluster == cluster && !namespaces[ns.Key()] {
+			m.st.DeleteNamespace(ns.Key())
+		}
+	}
+	gateways := map[model.GatewayKey]bool{}
+	for _, gw := range md.Gateways() {
+		gateways[gw.Key()] = true
+	}
+	for _, gw := range m.st.Gateways() {
+		if gw.Cluster == cluster && !gateways[gw.Key()] {
+			m.st.DeleteGateway(gw.Key())
+		}
+	}
 }

@@ -58,6 +58,12 @@ func mergeService(byShard shards.Map[*model.Service]) (*model.Service, []model.D
 		return first, diags
 	}
 	out := first.DeepCopy()
+	for _, sh := range winShards[1:] {
+		if !slices.Contains(out.Clusters, sh.Cluster) {
+			out.Clusters = append(out.Clusters, sh.Cluster)
+		}
+	}
+	slices.Sort(out.Clusters)
 	accounts := slices.Clone(first.ServiceAccounts)
 	for i, svc := range winners[1:] {
 		sh := winShards[i+1]

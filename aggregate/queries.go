@@ -58,3 +58,14 @@ func (c *Controller) ProxyTargets(q registry.ProxyQuery) []model.ServiceTarget {
 func (c *Controller) Subscribe(h registry.Handler) (unsubscribe func()) {
 	return c.global.st.Subscribe(h)
 }
+
+// Clusters returns every kube registry's cluster data, sorted by ID.
+func (c *Controller) Clusters() []model.Cluster { return c.global.st.Clusters() }
+
+// Namespaces returns every kube registry's namespaces, sorted by
+// cluster and name.
+func (c *Controller) Namespaces() []*model.Namespace { return c.global.st.Namespaces() }
+
+// Gateways returns every kube registry's Gateway API Gateways, sorted by
+// cluster, namespace and name.
+func (c *Controller) Gateways() []*model.Gateway { return c.global.st.Gateways() }

@@ -42,6 +42,10 @@ type cluster struct {
 	// gatewayAPI are the network gateways of each Gateway API Gateway
 	// that declares some.
 	gatewayAPI map[types.NamespacedName][]model.NetworkGateway
+	// apiGateways are the Gateway API Gateways, gatewayClasses their
+	// classes by name (Options.GatewayClient).
+	apiGateways    map[types.NamespacedName]*gatewayInfo
+	gatewayClasses map[string]*gatewayClassInfo
 	// entries are the WorkloadEntry instances handed in, by namespace,
 	// then by key (the cluster's and, under aggregate.ShareAcrossClusters,
 	// other clusters' entries, which may share a namespace and name).
@@ -58,21 +62,23 @@ type cluster struct {
 
 func newCluster() *cluster {
 	return &cluster{
-		services:     map[types.NamespacedName]*corev1.Service{},
-		servicesByNS: map[string]set[string]{},
-		slices:       map[types.NamespacedName]map[string]*sliceInfo{},
-		sliceOwner:   map[types.NamespacedName]types.NamespacedName{},
-		pods:         map[types.NamespacedName]*podInfo{},
-		podsByNode:   map[string]list[types.NamespacedName]{},
-		nodes:        map[string]*corev1.Node{},
-		namespaces:   map[string]*corev1.Namespace{},
-		gatewaySvcs:  set[types.NamespacedName]{},
-		gatewayNodes: map[string]gatewayNode{},
-		gatewayAPI:   map[types.NamespacedName][]model.NetworkGateway{},
-		entries:      map[string]map[model.WorkloadKey]*model.WorkloadInstance{},
-		exports:      map[types.NamespacedName]*exportInfo{},
-		imports:      map[types.NamespacedName]*importInfo{},
-		graph:        newGraph(),
+		services:       map[types.NamespacedName]*corev1.Service{},
+		servicesByNS:   map[string]set[string]{},
+		slices:         map[types.NamespacedName]map[string]*sliceInfo{},
+		sliceOwner:     map[types.NamespacedName]types.NamespacedName{},
+		pods:           map[types.NamespacedName]*podInfo{},
+		podsByNode:     map[string]list[types.NamespacedName]{},
+		nodes:          map[string]*corev1.Node{},
+		namespaces:     map[string]*corev1.Namespace{},
+		gatewaySvcs:    set[types.NamespacedName]{},
+		gatewayNodes:   map[string]gatewayNode{},
+		gatewayAPI:     map[types.NamespacedName][]model.NetworkGateway{},
+		apiGateways:    map[types.NamespacedName]*gatewayInfo{},
+		gatewayClasses: map[string]*gatewayClassInfo{},
+		entries:        map[string]map[model.WorkloadKey]*model.WorkloadInstance{},
+		exports:        map[types.NamespacedName]*exportInfo{},
+		imports:        map[types.NamespacedName]*importInfo{},
+		graph:          newGraph(),
 	}
 }
 

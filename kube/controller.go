@@ -39,8 +39,10 @@ type Controller struct {
 	opts  Options
 	log   *slog.Logger
 	store *store.Store
-	// shard is the controller's: Kubernetes in its cluster.
-	shard model.ShardKey
+	// shard is the controller's: Kubernetes in its cluster; clusters
+	// is its cluster as every service's model.Service.Clusters.
+	shard    model.ShardKey
+	clusters []model.ClusterID
 	// nsSel selects namespaces; nil selects all.
 	nsSel labels.Selector
 
@@ -133,6 +135,7 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 		log:       opts.Logger.With("cluster", string(opts.ClusterID)),
 		store:     st,
 		shard:     model.ShardKey{Provider: model.Kubernetes, Cluster: opts.ClusterID},
+		clusters:  []model.ClusterID{opts.ClusterID},
 		nsSel:     sel,
 		in:        newInbox(),
 		cl:        newCluster(),
@@ -171,7 +174,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer c.metrics.Unregister()
 	c.runStart = time.Now()
 	if gc := c.opts.GatewayClient; gc != nil {
-		served, err := gatewayAPIServed(gc)
+		served, classes, err := gatewayAPIServed(gc)
 		switch {
 		case err != nil:
 			c.log.Error("could not look for the Gateway API; no network gateways from it", "err", err)
@@ -181,6 +184,9 @@ func (c *Controller) Run(ctx context.Context) error {
 			}})
 		case served:
 			c.informers = append(c.informers, c.newGatewayInformer(gc))
+			if classes {
+				c.informers = append(c.informers, c.newGatewayClassInformer(gc))
+			}
 		default:
 			c.log.Info("the cluster does not serve " + gatewayAPIGroupVersion + " Gateways; no network gateways from the Gateway API")
 		}
@@ -300,7 +306,7 @@ func (c *Controller) HandleWorkload(ev registry.WorkloadEvent) {
 // to which each such object is appended as it comes. Tombstones are
 // unwrapped; objects of other types are ignored.
 func handle[T interface {
-	*corev1.Service | *sliceInfo | *podInfo | *corev1.Node | *corev1.Namespace | *gatewayInfo | *exportInfo | *importInfo
+	*corev1.Service | *sliceInfo | *podInfo | *corev1.Node | *corev1.Namespace | *gatewayInfo | *gatewayClassInfo | *exportInfo | *importInfo
 	GetNamespace() string
 	GetName() string
 }](c *Controller, pending func(ch *changes) map[types.NamespacedName]T, listed func(ch *changes) *[]T) cache.ResourceEventHandler {

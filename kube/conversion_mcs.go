@@ -113,7 +113,7 @@ func clusterSetService(imp *importInfo, base *model.Service, cluster model.Clust
 		out = base.DeepCopy()
 	} else {
 		out = &model.Service{
-			Namespace: imp.namespace, Name: imp.name, Provider: model.Kubernetes,
+			Namespace: imp.namespace, Name: imp.name, Provider: model.Kubernetes, Clusters: []model.ClusterID{cluster},
 			Resolution: model.ClientSideLB, Ports: slices.Clone(imp.ports), CreationTime: imp.created,
 		}
 	}

@@ -15,7 +15,9 @@ import (
 
 // serviceConfig is what Service conversion needs besides the Service.
 type serviceConfig struct {
-	cluster      model.ClusterID
+	cluster model.ClusterID
+	// clusters is []model.ClusterID{cluster}, shared by the services.
+	clusters     []model.ClusterID
 	domainSuffix string
 	trustDomain  string
 }
@@ -50,6 +52,7 @@ func convertService(svc *corev1.Service, nsTraffic string, cfg serviceConfig) (*
 		Namespace:                  svc.Namespace,
 		Name:                       svc.Name,
 		Provider:                   model.Kubernetes,
+		Clusters:                   cfg.clusters,
 		Resolution:                 serviceResolution(svc),
 		ExportTo:                   parseExportTo(svc.Annotations[annotationExportTo]),
 		Labels:                     maps.Clone(svc.Labels),

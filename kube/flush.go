@@ -50,6 +50,7 @@ func (c *Controller) flush() {
 	if c.dirty.gateways {
 		c.syncGateways()
 	}
+	c.syncMetadata()
 	c.dirty.reset()
 }
 
@@ -173,7 +174,7 @@ func (c *Controller) drains(svc *model.Service) bool {
 
 // serviceConfig is what convertService takes of the options.
 func (c *Controller) serviceConfig() serviceConfig {
-	return serviceConfig{cluster: c.opts.ClusterID, domainSuffix: c.opts.DomainSuffix, trustDomain: c.opts.TrustDomain}
+	return serviceConfig{cluster: c.opts.ClusterID, clusters: c.clusters, domainSuffix: c.opts.DomainSuffix, trustDomain: c.opts.TrustDomain}
 }
 
 // serviceKey is the model key of the Service of that name.

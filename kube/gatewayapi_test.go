@@ -87,10 +87,11 @@ func TestControllerGatewayAPINotServed(t *testing.T) {
 func TestGatewayAPIGatewaysRemoteClass(t *testing.T) {
 	gw := networkGatewayObj("remote", "net-r", []gatewayv1.GatewaySpecAddress{ipAddr("3.3.3.3")}, tlsListener(15443, nil))
 	gw.Spec.GatewayClassName = remoteGatewayClass
-	if got := gatewayAPIGateways(gw, "c1", false); len(got) != 0 {
+	lean, _ := convertGateway(gw, "c1")
+	if got := gatewayAPIGateways(lean, false); len(got) != 0 {
 		t.Errorf("an istio-remote Gateway outside the config cluster: %v", got)
 	}
-	got := gatewayAPIGateways(gw, "c1", true)
+	got := gatewayAPIGateways(lean, true)
 	if len(got) != 1 || got[0].ServiceAccount != "istio-system/remote-istio-remote" {
 		t.Errorf("in the config cluster: %v", got)
 	}

@@ -21,10 +21,15 @@ type dirtySet struct {
 	// gateways is set when a gateway candidate or a node it may be
 	// reached at changed.
 	gateways bool
+	// namespaces and apiGateways are the namespaces and Gateway API
+	// Gateways to publish again (see metadata.go).
+	namespaces  set[string]
+	apiGateways set[types.NamespacedName]
 }
 
 func newDirtySet() dirtySet {
-	return dirtySet{services: set[types.NamespacedName]{}, pods: set[types.NamespacedName]{}}
+	return dirtySet{services: set[types.NamespacedName]{}, pods: set[types.NamespacedName]{},
+		namespaces: set[string]{}, apiGateways: set[types.NamespacedName]{}}
 }
 
 // maxReusedDirty is the size above which reset drops a dirty set's map
@@ -35,6 +40,8 @@ const maxReusedDirty = 64
 // reset empties the sets after a flush.
 func (d *dirtySet) reset() {
 	d.gateways = false
+	clear(d.namespaces)
+	clear(d.apiGateways)
 	for _, m := range []*set[types.NamespacedName]{&d.services, &d.pods} {
 		if len(*m) > maxReusedDirty {
 			*m = set[types.NamespacedName]{}
@@ -135,6 +142,7 @@ func (c *Controller) onNode(key types.NamespacedName, node *corev1.Node) {
 // every service, slice owner and pod of the controller.
 func (c *Controller) onNamespace(key types.NamespacedName, ns *corev1.Namespace) {
 	name := key.Name
+	c.markNamespace(name)
 	wasSelected := c.namespaceSelected(name)
 	wasTraffic := c.nsTraffic(name)
 	if ns == nil {

@@ -19,15 +19,16 @@ type inbox = workqueue.Queue[changes]
 
 // changes are objects changed, by kind and key.
 type changes struct {
-	services   map[types.NamespacedName]*corev1.Service
-	slices     map[types.NamespacedName]*sliceInfo
-	pods       map[types.NamespacedName]*podInfo
-	nodes      map[types.NamespacedName]*corev1.Node
-	namespaces map[types.NamespacedName]*corev1.Namespace
-	entries    map[model.WorkloadKey]*model.WorkloadInstance
-	gateways   map[types.NamespacedName]*gatewayInfo
-	exports    map[types.NamespacedName]*exportInfo
-	imports    map[types.NamespacedName]*importInfo
+	services       map[types.NamespacedName]*corev1.Service
+	slices         map[types.NamespacedName]*sliceInfo
+	pods           map[types.NamespacedName]*podInfo
+	nodes          map[types.NamespacedName]*corev1.Node
+	namespaces     map[types.NamespacedName]*corev1.Namespace
+	entries        map[model.WorkloadKey]*model.WorkloadInstance
+	gateways       map[types.NamespacedName]*gatewayInfo
+	gatewayClasses map[types.NamespacedName]*gatewayClassInfo
+	exports        map[types.NamespacedName]*exportInfo
+	imports        map[types.NamespacedName]*importInfo
 	// mesh is the latest SetMeshNetworks, nil when none is pending.
 	mesh *meshChange
 	// listedServices and listedPods are the services and pods of the
@@ -39,20 +40,21 @@ type changes struct {
 
 func newChanges() changes {
 	return changes{
-		services:   map[types.NamespacedName]*corev1.Service{},
-		slices:     map[types.NamespacedName]*sliceInfo{},
-		pods:       map[types.NamespacedName]*podInfo{},
-		nodes:      map[types.NamespacedName]*corev1.Node{},
-		namespaces: map[types.NamespacedName]*corev1.Namespace{},
-		entries:    map[model.WorkloadKey]*model.WorkloadInstance{},
-		gateways:   map[types.NamespacedName]*gatewayInfo{},
-		exports:    map[types.NamespacedName]*exportInfo{},
-		imports:    map[types.NamespacedName]*importInfo{},
+		services:       map[types.NamespacedName]*corev1.Service{},
+		slices:         map[types.NamespacedName]*sliceInfo{},
+		pods:           map[types.NamespacedName]*podInfo{},
+		nodes:          map[types.NamespacedName]*corev1.Node{},
+		namespaces:     map[types.NamespacedName]*corev1.Namespace{},
+		entries:        map[model.WorkloadKey]*model.WorkloadInstance{},
+		gateways:       map[types.NamespacedName]*gatewayInfo{},
+		gatewayClasses: map[types.NamespacedName]*gatewayClassInfo{},
+		exports:        map[types.NamespacedName]*exportInfo{},
+		imports:        map[types.NamespacedName]*importInfo{},
 	}
 }
 
 func (ch *changes) empty() bool {
-	return ch.mesh == nil && len(ch.services)+len(ch.slices)+len(ch.pods)+len(ch.nodes)+len(ch.namespaces)+len(ch.entries)+len(ch.gateways)+len(ch.exports)+len(ch.imports) == 0
+	return ch.mesh == nil && len(ch.services)+len(ch.slices)+len(ch.pods)+len(ch.nodes)+len(ch.namespaces)+len(ch.entries)+len(ch.gateways)+len(ch.gatewayClasses)+len(ch.exports)+len(ch.imports) == 0
 }
 
 func newInbox() *inbox {
@@ -73,6 +75,7 @@ func emptied(ch changes) changes {
 	ch.namespaces = emptiedMap(ch.namespaces)
 	ch.entries = emptiedMap(ch.entries)
 	ch.gateways = emptiedMap(ch.gateways)
+	ch.gatewayClasses = emptiedMap(ch.gatewayClasses)
 	ch.exports = emptiedMap(ch.exports)
 	ch.imports = emptiedMap(ch.imports)
 	ch.mesh = nil
@@ -125,6 +128,9 @@ func (c *Controller) apply(ch changes) {
 	}
 	for k, we := range ch.entries {
 		c.onEntry(k, we)
+	}
+	for k, gc := range ch.gatewayClasses {
+		c.onGatewayClass(k, gc)
 	}
 	for k, gw := range ch.gateways {
 		c.onGateway(k, gw)

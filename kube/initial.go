@@ -68,6 +68,7 @@ func (c *Controller) prime() int {
 		// exactly these, and withdraw nothing.
 		c.store.UpsertWorkloads(workloads)
 		c.syncGateways()
+		c.primeMetadata()
 	})
 	return len(c.cl.pods) + len(keys)
 }

@@ -70,6 +70,10 @@ type Service struct {
 	// single address (a /32 or /128 prefix) or, for ServiceEntries, a
 	// CIDR range.
 	Addresses map[ClusterID][]netip.Prefix
+	// Clusters are the clusters that declare the service, sorted: a
+	// registry's own cluster; in the aggregate, those of the versions
+	// merged into it (a headless Service has no VIP to say so).
+	Clusters []ClusterID
 	// ExternalAddresses maps a cluster to the addresses that reach the
 	// service from outside it: LoadBalancer ingress IPs and hostnames and
 	// externalIPs.
@@ -170,6 +174,7 @@ func (s *Service) Equals(o *Service) bool {
 		s.MeshExternal == o.MeshExternal &&
 		slices.Equal(s.Ports, o.Ports) &&
 		mapsEqualFunc(s.Addresses, o.Addresses, slices.Equal) &&
+		slices.Equal(s.Clusters, o.Clusters) &&
 		mapsEqualFunc(s.ExternalAddresses, o.ExternalAddresses, slices.Equal) &&
 		slices.Equal(s.AutoAddresses, o.AutoAddresses) &&
 		slices.Equal(s.ExportTo, o.ExportTo) &&
@@ -193,6 +198,7 @@ func (s *Service) DeepCopy() *Service {
 	out := *s
 	out.Ports = slices.Clone(s.Ports)
 	out.Addresses = cloneMapFunc(s.Addresses, slices.Clone)
+	out.Clusters = slices.Clone(s.Clusters)
 	out.ExternalAddresses = cloneMapFunc(s.ExternalAddresses, slices.Clone)
 	out.AutoAddresses = slices.Clone(s.AutoAddresses)
 	out.ExportTo = slices.Clone(s.ExportTo)

@@ -3,8 +3,9 @@ package registry
 import "github.com/meshreg/meshreg/model"
 
 // Event is one change a registry publishes: a ServiceEvent, an
-// EndpointsEvent, a WorkloadEvent or a NetworkGatewaysEvent; or the
-// SyncedEvent that says the initial state is complete.
+// EndpointsEvent, a WorkloadEvent, a NetworkGatewaysEvent, a
+// ClusterEvent, a NamespaceEvent or a GatewayEvent; or the SyncedEvent
+// that says the initial state is complete.
 type Event interface {
 	// Deliver calls the handler's method for the event's kind.
 	Deliver(h Handler)
@@ -96,6 +97,95 @@ type GatewayHandler interface {
 	OnNetworkGateways(NetworkGatewaysEvent)
 }
 
+// ClusterEvent reports that a cluster's data (its network) was
+// published, changed or withdrawn: a kube registry publishes its
+// cluster's when it syncs and whenever it changes, and the aggregate
+// withdraws it (a delete) when the registry leaves. Previous is nil for
+// an add, Current is nil for a delete.
+type ClusterEvent struct {
+	Type              model.EventType
+	Previous, Current *model.Cluster
+	// Initial is true for the add events that replay a registry's state
+	// to a new subscriber, false for changes.
+	Initial bool
+}
+
+// Cluster returns the current cluster, or on delete the last one.
+func (e ClusterEvent) Cluster() *model.Cluster {
+	if e.Current != nil {
+		return e.Current
+	}
+	return e.Previous
+}
+
+// Deliver calls h.OnCluster when h is a MetadataHandler.
+func (e ClusterEvent) Deliver(h Handler) {
+	if mh, ok := h.(MetadataHandler); ok {
+		mh.OnCluster(e)
+	}
+}
+
+// NamespaceEvent reports that a namespace was added, changed or deleted.
+// Previous is nil for an add, Current is nil for a delete.
+type NamespaceEvent struct {
+	Type              model.EventType
+	Previous, Current *model.Namespace
+	// Initial is true for the add events that replay a registry's state
+	// to a new subscriber, false for changes.
+	Initial bool
+}
+
+// Namespace returns the current namespace, or on delete the last one.
+func (e NamespaceEvent) Namespace() *model.Namespace {
+	if e.Current != nil {
+		return e.Current
+	}
+	return e.Previous
+}
+
+// Deliver calls h.OnNamespace when h is a MetadataHandler.
+func (e NamespaceEvent) Deliver(h Handler) {
+	if mh, ok := h.(MetadataHandler); ok {
+		mh.OnNamespace(e)
+	}
+}
+
+// GatewayEvent reports that a Gateway API Gateway was added, changed or
+// deleted. Previous is nil for an add, Current is nil for a delete.
+type GatewayEvent struct {
+	Type              model.EventType
+	Previous, Current *model.Gateway
+	// Initial is true for the add events that replay a registry's state
+	// to a new subscriber, false for changes.
+	Initial bool
+}
+
+// Gateway returns the current Gateway, or on delete the last one.
+func (e GatewayEvent) Gateway() *model.Gateway {
+	if e.Current != nil {
+		return e.Current
+	}
+	return e.Previous
+}
+
+// Deliver calls h.OnGateway when h is a MetadataHandler.
+func (e GatewayEvent) Deliver(h Handler) {
+	if mh, ok := h.(MetadataHandler); ok {
+		mh.OnGateway(e)
+	}
+}
+
+// MetadataHandler is implemented by handlers that take the cluster
+// metadata a registry holds beside its services and workloads: each
+// cluster's network, its namespaces and its Gateway API Gateways (what
+// ambient mode's index reads). A handler that does not implement it is
+// not sent them; for those that do, the contract of Handler holds.
+type MetadataHandler interface {
+	OnCluster(ClusterEvent)
+	OnNamespace(NamespaceEvent)
+	OnGateway(GatewayEvent)
+}
+
 // Handler receives a registry's events.
 //
 // Consistency contract:
@@ -105,7 +195,9 @@ type GatewayHandler interface {
 //   - A handler first receives the registry's state at the moment it
 //     subscribed, as add events marked Initial: every service, then every
 //     non-empty endpoint list, then every workload, then (to a
-//     GatewayHandler) a non-empty list of network gateways.
+//     GatewayHandler) a non-empty list of network gateways, then (to a
+//     MetadataHandler) every cluster, namespace and Gateway, each kind
+//     sorted by key.
 //   - A service's add event comes before its first endpoints event; when a
 //     service is deleted, an empty endpoints event for each shard that had
 //     endpoints comes before the delete.
@@ -149,8 +241,11 @@ const (
 	WorkloadEvents
 	NetworkGatewayEvents
 	SyncedEvents
+	// MetadataEvents are ClusterEvents, NamespaceEvents and
+	// GatewayEvents.
+	MetadataEvents
 
-	AllEvents = ServiceEvents | EndpointsEvents | WorkloadEvents | NetworkGatewayEvents | SyncedEvents
+	AllEvents = ServiceEvents | EndpointsEvents | WorkloadEvents | NetworkGatewayEvents | SyncedEvents | MetadataEvents
 )
 
 // kindOf returns the kind of ev; AllEvents for an event of another type,
@@ -167,6 +262,8 @@ func kindOf(ev Event) EventKinds {
 		return NetworkGatewayEvents
 	case SyncedEvent:
 		return SyncedEvents
+	case ClusterEvent, NamespaceEvent, GatewayEvent:
+		return MetadataEvents
 	}
 	return AllEvents
 }
@@ -184,6 +281,9 @@ func kindsOf(h Handler) EventKinds {
 	}
 	if _, ok := h.(SyncHandler); !ok {
 		k &^= SyncedEvents
+	}
+	if _, ok := h.(MetadataHandler); !ok {
+		k &^= MetadataEvents
 	}
 	return k
 }
@@ -211,12 +311,19 @@ type HandlerFuncs struct {
 	NetworkGatewaysFunc func(NetworkGatewaysEvent)
 	// SyncedFunc takes the synced event (see SyncHandler).
 	SyncedFunc func(SyncedEvent)
+	// ClusterFunc, NamespaceFunc and GatewayFunc take the cluster
+	// metadata's events (see MetadataHandler); a HandlerFuncs with any of
+	// them set is sent all three kinds, and calls the ones set.
+	ClusterFunc   func(ClusterEvent)
+	NamespaceFunc func(NamespaceEvent)
+	GatewayFunc   func(GatewayEvent)
 }
 
 var (
-	_ Selective      = HandlerFuncs{}
-	_ GatewayHandler = HandlerFuncs{}
-	_ SyncHandler    = HandlerFuncs{}
+	_ Selective       = HandlerFuncs{}
+	_ GatewayHandler  = HandlerFuncs{}
+	_ SyncHandler     = HandlerFuncs{}
+	_ MetadataHandler = HandlerFuncs{}
 )
 
 // EventKinds returns the kinds of event whose function is set.
@@ -236,6 +343,9 @@ func (f HandlerFuncs) EventKinds() EventKinds {
 	}
 	if f.SyncedFunc != nil {
 		k |= SyncedEvents
+	}
+	if f.ClusterFunc != nil || f.NamespaceFunc != nil || f.GatewayFunc != nil {
+		k |= MetadataEvents
 	}
 	return k
 }
@@ -272,5 +382,26 @@ func (f HandlerFuncs) OnNetworkGateways(e NetworkGatewaysEvent) {
 func (f HandlerFuncs) OnSynced(e SyncedEvent) {
 	if f.SyncedFunc != nil {
 		f.SyncedFunc(e)
+	}
+}
+
+// OnCluster calls ClusterFunc if it is set.
+func (f HandlerFuncs) OnCluster(e ClusterEvent) {
+	if f.ClusterFunc != nil {
+		f.ClusterFunc(e)
+	}
+}
+
+// OnNamespace calls NamespaceFunc if it is set.
+func (f HandlerFuncs) OnNamespace(e NamespaceEvent) {
+	if f.NamespaceFunc != nil {
+		f.NamespaceFunc(e)
+	}
+}
+
+// OnGateway calls GatewayFunc if it is set.
+func (f HandlerFuncs) OnGateway(e GatewayEvent) {
+	if f.GatewayFunc != nil {
+		f.GatewayFunc(e)
 	}
 }

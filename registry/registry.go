@@ -57,6 +57,22 @@ type Discovery interface {
 	Diagnostics() []model.Diagnostic
 }
 
+// MetadataDiscovery is implemented by registries that hold cluster
+// metadata: the kube controller (its cluster's network, Namespaces and,
+// with a Gateway API client, Gateways), the aggregate (every member's)
+// and registry/memory. Such a registry publishes a ClusterEvent,
+// NamespaceEvent or GatewayEvent to each MetadataHandler for every
+// change. The values are shared and must not be modified.
+type MetadataDiscovery interface {
+	// Clusters returns every cluster's data, sorted by ID.
+	Clusters() []model.Cluster
+	// Namespaces returns every namespace, sorted by cluster, then name.
+	Namespaces() []*model.Namespace
+	// Gateways returns every Gateway API Gateway, sorted by cluster,
+	// namespace, then name.
+	Gateways() []*model.Gateway
+}
+
 // GatewayDiscovery is implemented by registries that know network
 // gateways: the kube controller (Services labelled with a network) and
 // the aggregate (every member's, and the mesh networks'). Such a registry

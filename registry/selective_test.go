@@ -17,6 +17,7 @@ func TestHandlerFuncsEventKinds(t *testing.T) {
 	wl := func(registry.WorkloadEvent) {}
 	gws := func(registry.NetworkGatewaysEvent) {}
 	synced := func(registry.SyncedEvent) {}
+	ns := func(registry.NamespaceEvent) {}
 	tests := []struct {
 		name string
 		h    registry.HandlerFuncs
@@ -29,13 +30,15 @@ func TestHandlerFuncsEventKinds(t *testing.T) {
 		{"services and workloads", registry.HandlerFuncs{ServiceFunc: svc, WorkloadFunc: wl}, registry.ServiceEvents | registry.WorkloadEvents},
 		{"gateways", registry.HandlerFuncs{NetworkGatewaysFunc: gws}, registry.NetworkGatewayEvents},
 		{"synced", registry.HandlerFuncs{SyncedFunc: synced}, registry.SyncedEvents},
-		{"all but gateways and synced", registry.HandlerFuncs{ServiceFunc: svc, EndpointsFunc: eps, WorkloadFunc: wl}, registry.AllEvents &^ registry.NetworkGatewayEvents &^ registry.SyncedEvents},
-		{"all", registry.HandlerFuncs{ServiceFunc: svc, EndpointsFunc: eps, WorkloadFunc: wl, NetworkGatewaysFunc: gws, SyncedFunc: synced}, registry.AllEvents},
+		{"metadata, from any of its three", registry.HandlerFuncs{NamespaceFunc: ns}, registry.MetadataEvents},
+		{"all but gateways, synced and metadata", registry.HandlerFuncs{ServiceFunc: svc, EndpointsFunc: eps, WorkloadFunc: wl},
+			registry.AllEvents &^ registry.NetworkGatewayEvents &^ registry.SyncedEvents &^ registry.MetadataEvents},
+		{"all", registry.HandlerFuncs{ServiceFunc: svc, EndpointsFunc: eps, WorkloadFunc: wl, NetworkGatewaysFunc: gws, SyncedFunc: synced, NamespaceFunc: ns}, registry.AllEvents},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := tt.h.EventKinds(); got != tt.want {
-				t.Errorf("EventKinds() = %05b, want %05b", got, tt.want)
+				t.Errorf("EventKinds() = %06b, want %06b", got, tt.want)
 			}
 		})
 	}

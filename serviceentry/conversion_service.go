@@ -81,6 +81,7 @@ func convertServices(se *networkingv1.ServiceEntry, cluster model.ClusterID, tra
 	ports := convertPorts(se)
 	labels := maps.Clone(se.Labels)
 	out := make([]*model.Service, 0, len(spec.Hosts))
+	clusters := []model.ClusterID{cluster}
 	for _, h := range spec.Hosts {
 		if slices.ContainsFunc(out, func(s *model.Service) bool { return s.Hostname == model.Hostname(h) }) {
 			continue // a host listed twice is one service
@@ -90,6 +91,7 @@ func convertServices(se *networkingv1.ServiceEntry, cluster model.ClusterID, tra
 			Namespace:           se.Namespace,
 			Name:                se.Name,
 			Provider:            model.External,
+			Clusters:            clusters,
 			Resolution:          convertResolution(spec.Resolution),
 			MeshExternal:        spec.Location == v1alpha3.ServiceEntry_MESH_EXTERNAL,
 			Ports:               ports,

@@ -37,7 +37,7 @@ spec:
 		t.Fatalf("want one service per host in order, got %v", svcs)
 	}
 	want := &model.Service{
-		Hostname: "a.com", Namespace: "ns", Name: "se", Provider: model.External,
+		Hostname: "a.com", Namespace: "ns", Name: "se", Provider: model.External, Clusters: []model.ClusterID{"c1"},
 		Resolution: model.DNSRoundRobin, MeshExternal: false,
 		Ports: []model.Port{{Name: "http", Port: 80, Protocol: model.HTTP, TargetPort: 8080}, {Name: "raw", Port: 81, Protocol: model.Unsupported}},
 		Addresses: map[model.ClusterID][]netip.Prefix{"c1": {

@@ -10,7 +10,10 @@ import (
 // A *Store's read side is a registry.Reader: a registry may embed one to
 // answer queries, subscriptions and HasSynced from its store without
 // exposing the store's writes.
-var _ registry.Reader = (*Store)(nil)
+var (
+	_ registry.Reader            = (*Store)(nil)
+	_ registry.MetadataDiscovery = (*Store)(nil)
+)
 
 // Services returns every service sorted by hostname and namespace. The
 // slice is cached until the next change.
@@ -105,8 +108,9 @@ func (s *Store) NetworkGateways() []model.NetworkGateway {
 
 // Subscribe registers h; it first receives the current state: every
 // service, sorted, then each one's visible shards' lists, then every
-// workload, sorted, then the network gateways, then, once the store is
-// synced, the SyncedEvent.
+// workload, sorted, then the network gateways, then the clusters,
+// namespaces and Gateways, then, once the store is synced, the
+// SyncedEvent.
 func (s *Store) Subscribe(h registry.Handler) (unsubscribe func()) {
 	// Exclusive, so that no write slips between the snapshot and the
 	// registration.
@@ -135,6 +139,7 @@ func (s *Store) Subscribe(h registry.Handler) (unsubscribe func()) {
 	if len(s.gateways) > 0 {
 		initial = append(initial, registry.NetworkGatewaysEvent{Gateways: s.gateways, Initial: true})
 	}
+	initial = append(initial, s.initialMetadata()...)
 	if s.synced.Load() {
 		initial = append(initial, registry.SyncedEvent{Initial: true})
 	}

@@ -41,6 +41,7 @@ type Store struct {
 	diags     index.Diagnostics
 	// gateways is the sorted list of network gateways; nil when none.
 	gateways []model.NetworkGateway
+	meta     metadata
 	// sized is set by Reserve: the first estimate stands.
 	sized bool
 

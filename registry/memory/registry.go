@@ -254,6 +254,7 @@ func (r *Registry) ClearDiagnostics() {
 func (r *Registry) adoptService(svc *model.Service) *model.Service {
 	c := svc.DeepCopy()
 	c.Provider = r.opts.Provider
+	c.Clusters = []model.ClusterID{r.opts.ClusterID}
 	if vips, ok := c.Addresses[""]; ok {
 		delete(c.Addresses, "")
 		c.Addresses[r.opts.ClusterID] = append(c.Addresses[r.opts.ClusterID], vips...)

@@ -1,0 +1,44 @@
+package model
+
+import "maps"
+
+// Namespace is a Kubernetes Namespace as the registry holds it: its name
+// and labels, which consumers read (ambient mode's waypoint labels, a
+// mesh's service scopes). A kube registry publishes every namespace of
+// its cluster.
+type Namespace struct {
+	Cluster ClusterID
+	Name    string
+	Labels  map[string]string
+}
+
+// NamespaceKey identifies a namespace: its cluster and name.
+type NamespaceKey struct {
+	Cluster ClusterID
+	Name    string
+}
+
+// Key returns the namespace's key.
+func (n *Namespace) Key() NamespaceKey { return NamespaceKey{Cluster: n.Cluster, Name: n.Name} }
+
+// Equals reports whether two namespaces hold the same data; nil equals
+// only nil.
+func (n *Namespace) Equals(o *Namespace) bool {
+	if n == o {
+		return true
+	}
+	if n == nil || o == nil {
+		return false
+	}
+	return n.Cluster == o.Cluster && n.Name == o.Name && maps.Equal(n.Labels, o.Labels)
+}
+
+// Cluster is what the registry holds of a cluster itself: its network,
+// the network of its Services' VIPs and of its workloads that name none
+// of their own. A kube registry publishes its cluster's.
+//
+// It is a comparable value: == compares every field.
+type Cluster struct {
+	ID      ClusterID
+	Network NetworkID
+}

@@ -25,9 +25,17 @@ type state struct {
 	refs     map[model.ServiceKey][]model.WorkloadKey
 	podRefs  map[model.WorkloadKey]map[model.ServiceKey]struct{}
 	gateways []model.NetworkGateway
-	// networks are the clusters' networks (Options.ClusterNetwork) as
-	// the index last built with them.
-	networks  map[model.ClusterID]model.NetworkID
+	// gwSources are the Gateways the network gateways come from.
+	gwSources map[model.NetworkGateway]model.GatewayKey
+	// remote holds, per service key, the workloads on other networks
+	// that back it, by uid (Options.MultiNetwork); lent holds what each
+	// input lent, as "service\x00uid" keys.
+	remote map[string]map[string]remoteBacking
+	lent   map[source][]string
+	// meta is the cluster metadata, config the config cluster as the
+	// index last built with it.
+	meta      *meta
+	config    model.ClusterID
 	produced  map[source][]string
 	diags     map[source][]model.Diagnostic
 	synced    bool
@@ -35,10 +43,13 @@ type state struct {
 	metaDiags []model.Diagnostic
 }
 
-// source is an input of the index: a workload, a service, a
-// ServiceEntry's own endpoints, or the network gateways.
+// source is an input of the index: a workload ('w'), a service and the
+// split-horizon workloads that stand for its workloads on other
+// networks ('s'), a ServiceEntry's own endpoints ('e'), a Kubernetes
+// Service's slice endpoints that name no pod ('l'), or the network
+// gateways ('g').
 type source struct {
-	kind byte // 'w', 's', 'e', 'g'
+	kind byte
 	key  string
 }
 
@@ -52,7 +63,9 @@ func newState() *state {
 		entries:  map[entryRef]map[model.ServiceKey]struct{}{},
 		refs:     map[model.ServiceKey][]model.WorkloadKey{},
 		podRefs:  map[model.WorkloadKey]map[model.ServiceKey]struct{}{},
-		networks: map[model.ClusterID]model.NetworkID{},
+		meta:     newMeta(),
+		remote:   map[string]map[string]remoteBacking{},
+		lent:     map[source][]string{},
 		produced: map[source][]string{},
 		diags:    map[source][]model.Diagnostic{},
 	}
@@ -120,12 +133,22 @@ func (x *Index) apply(m marks) (*Snapshot, []Event) {
 	if m.synced {
 		st.synced = true
 	}
-	if m.meta {
-		st.metaDiags = x.opts.Metadata.Diagnostics()
-		st.gateways = x.opts.Metadata.NetworkGateways()
-		d.gateways = true
+	metaChanged := false
+	for id, c := range m.clusters {
+		metaChanged = st.meta.setCluster(id, c) || metaChanged
 	}
-	if x.networksChanged(m) || d.gateways || m.meta {
+	for key, ns := range m.namespaces {
+		metaChanged = st.meta.setNamespace(key, ns) || metaChanged
+	}
+	for key, gw := range m.gateways {
+		metaChanged = st.meta.setGateway(key, gw) || metaChanged
+	}
+	if metaChanged || m.first {
+		st.metaDiags = st.meta.diagnostics()
+		slices.SortFunc(st.metaDiags, model.CompareDiagnostics)
+		st.config = x.configCluster()
+		st.gateways, st.gwSources = st.meta.networkGateways(st.config, x.opts.MultiNetwork)
+		d.gateways = true
 		// A cluster's network, a network's gateway, or a namespace's or
 		// Gateway's waypoint may change anything.
 		for k := range st.wls {
@@ -143,40 +166,16 @@ func (x *Index) apply(m marks) (*Snapshot, []Event) {
 			}
 		}
 	}
-	return x.rebuild(d, m.meta)
+	return x.rebuild(d, metaChanged || m.first)
 }
 
-// networksChanged reports whether the network of a cluster the index
-// knows changed since it last looked (a cluster's network can change at
-// run time: kube.Controller.Network follows its system namespace), and
-// records the networks of the clusters the marks bring.
-func (x *Index) networksChanged(m marks) bool {
-	st := x.st
-	changed := false
-	for c, n := range st.networks {
-		if now := x.opts.ClusterNetwork(c); now != n {
-			st.networks[c] = now
-			changed = true
-		}
+// configCluster is the config cluster: Options.ConfigCluster, else the
+// first cluster the metadata knows.
+func (x *Index) configCluster() model.ClusterID {
+	if x.opts.ConfigCluster != "" {
+		return x.opts.ConfigCluster
 	}
-	see := func(c model.ClusterID) {
-		if _, ok := st.networks[c]; !ok {
-			st.networks[c] = x.opts.ClusterNetwork(c)
-		}
-	}
-	for _, sm := range m.services {
-		if sm.svc != nil {
-			for c := range sm.svc.Addresses {
-				see(c)
-			}
-		}
-	}
-	for _, w := range m.workloads {
-		if w != nil {
-			see(w.Endpoint.Cluster)
-		}
-	}
-	return changed
+	return x.st.meta.firstCluster()
 }
 
 // setService records a service, nil to delete it.
@@ -207,18 +206,16 @@ func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 	e := &edit{addrs: prev.addrs.Edit(), byIP: prev.byIP.Edit(), bySvc: prev.bySvc.Edit(), events: map[string]model.EventType{}}
 	b := x.builder()
 	diagsChanged := metaChanged
-	sliceWorkloads := map[model.ServiceKey][]*workloadapi.Address{}
+	sliceWorkloads := map[model.ServiceKey][]*workloadapi.Workload{}
 	for key := range d.slices {
 		var eps []*model.Endpoint
 		s := st.svcs[key]
 		if s != nil {
 			eps = x.src.Endpoints(key, registry.EndpointQuery{})
 		}
-		for _, w := range b.sliceWorkloads(s, eps) {
-			sliceWorkloads[key] = append(sliceWorkloads[key], workloadAddress(w))
-		}
+		sliceWorkloads[key] = b.sliceWorkloads(s, eps)
 		var pods []model.WorkloadKey
-		if s != nil && s.Selector == nil {
+		if s != nil {
 			pods = targetRefPods(eps)
 		}
 		for _, pk := range st.refs[key] {
@@ -235,27 +232,51 @@ func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 			st.refs[key] = pods
 		}
 	}
+	// Workloads first: those on other networks lend the global services
+	// they back their identities and capacity (scope.go), so the services
+	// they back, before and after, are built after them.
 	for key := range d.workloads {
 		src := source{'w', key.String()}
-		var out []*workloadapi.Address
+		var out []*workloadapi.Workload
 		var diags []model.Diagnostic
 		if w := st.wls[key]; w != nil {
 			wl, problem := b.workload(w)
-			out = append(out, workloadAddress(wl))
+			out = append(out, wl)
 			if problem != "" {
 				diags = append(diags, diagnostic(w.Kind.String(), w.Namespace, w.Name, w.Endpoint.Cluster, problem))
 			}
 		}
-		diagsChanged = x.produce(e, src, out, diags) || diagsChanged
+		diagsChanged = x.produce(e, src, x.admit(b, src, out, &d), diags) || diagsChanged
+	}
+	for ref := range d.entries {
+		var hosts []hostEndpoints
+		for _, key := range slices.SortedFunc(maps.Keys(st.entries[ref]), model.ServiceKey.Compare) {
+			hosts = append(hosts, hostEndpoints{svc: st.svcs[key], eps: x.src.Endpoints(key, registry.EndpointQuery{})})
+		}
+		src := source{'e', ref.ns + "/" + ref.name}
+		x.produce(e, src, x.admit(b, src, b.entryWorkloads(ref, hosts), &d), nil)
+	}
+	for key := range d.slices {
+		src := source{'l', key.String()}
+		x.produce(e, src, x.admit(b, src, sliceWorkloads[key], &d), nil)
 	}
 	for key := range d.services {
 		src := source{'s', key.String()}
-		var out []*workloadapi.Address
+		var out []*workloadapi.Workload
+		var svcOut *workloadapi.Service
 		var diags []model.Diagnostic
 		if s := st.svcs[key]; s != nil {
-			best := canonicalOf(slices.Collect(maps.Values(st.byHost[key.Hostname])))
-			if svc, problem := b.service(s, best == s); svc != nil {
-				out = append(out, serviceAddress(svc))
+			best := canonicalOf(slices.DeleteFunc(slices.Collect(maps.Values(st.byHost[key.Hostname])), func(s *model.Service) bool {
+				_, sent, _ := b.scope.serviceClusters(s)
+				return !sent // a Service the index does not hold reaches no one
+			}))
+			clusters, sent, global := b.scope.serviceClusters(s)
+			if svc, problem := b.service(s, best == s, clusters); svc != nil && sent {
+				if global {
+					svc.SubjectAltNames = withRemoteIdentities(svc.SubjectAltNames, st.remote[src.key])
+					out = x.splitHorizon(b, svc, st.remote[src.key])
+				}
+				svcOut = svc
 				if problem != "" {
 					kind := "Service"
 					if isEntry(s) {
@@ -265,26 +286,19 @@ func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 				}
 			}
 		}
-		diagsChanged = x.produce(e, src, out, diags) || diagsChanged
-	}
-	for ref := range d.entries {
-		var hosts []hostEndpoints
-		for _, key := range slices.SortedFunc(maps.Keys(st.entries[ref]), model.ServiceKey.Compare) {
-			hosts = append(hosts, hostEndpoints{svc: st.svcs[key], eps: x.src.Endpoints(key, registry.EndpointQuery{})})
+		var res []*workloadapi.Address
+		if svcOut != nil {
+			res = append(res, serviceAddress(svcOut))
 		}
-		var out []*workloadapi.Address
-		for _, w := range b.entryWorkloads(ref, hosts) {
-			out = append(out, workloadAddress(w))
+		for _, w := range out {
+			res = append(res, workloadAddress(w))
 		}
-		x.produce(e, source{'e', ref.ns + "/" + ref.name}, out, nil)
-	}
-	for key := range d.slices {
-		x.produce(e, source{'l', key.String()}, sliceWorkloads[key], nil)
+		diagsChanged = x.produceAddresses(e, src, res, diags) || diagsChanged
 	}
 	if d.gateways {
-		var out []*workloadapi.Address
+		var out []*workloadapi.Workload
 		for _, g := range st.gateways {
-			out = append(out, workloadAddress(b.gatewayWorkload(g)))
+			out = append(out, b.gatewayWorkload(g))
 		}
 		x.produce(e, source{'g', ""}, out, nil)
 	}
@@ -295,13 +309,111 @@ func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 		}
 		slices.SortFunc(st.allDiags, model.CompareDiagnostics)
 	}
-	snap := &Snapshot{addrs: e.addrs.Done(), byIP: e.byIP.Done(), bySvc: e.bySvc.Done(), synced: prev.synced || st.synced && x.opts.Metadata.HasSynced(), diags: st.allDiags}
+	snap := &Snapshot{addrs: e.addrs.Done(), byIP: e.byIP.Done(), bySvc: e.bySvc.Done(), synced: prev.synced || st.synced, diags: st.allDiags}
 	events := make([]Event, 0, len(e.events))
 	for k, t := range e.events {
 		events = append(events, Event{Key: k, Type: t})
 	}
 	slices.SortFunc(events, func(a, b Event) int { return strings.Compare(a.Key, b.Key) })
 	return snap, events
+}
+
+// admit returns the workloads of an input that are sent as themselves
+// (scope.admits). With MultiNetwork, the others lend the global services
+// they back their backing (remoteBacking), and the services they backed
+// before or back now are marked dirty.
+func (x *Index) admit(b *builder, src source, ws []*workloadapi.Workload, d *dirty) []*workloadapi.Workload {
+	st := x.st
+	var kept []*workloadapi.Workload
+	lent := map[string]remoteBacking{}
+	for _, w := range ws {
+		if b.scope.admits(model.ClusterID(w.ClusterId), model.NetworkID(w.Network)) {
+			kept = append(kept, w)
+			continue
+		}
+		if !b.scope.multi {
+			continue
+		}
+		for svc := range w.Services {
+			lent[svc+"\x00"+w.Uid] = backingOf(w, b.opts.TrustDomain)
+		}
+	}
+	if len(lent) == 0 && len(st.lent[src]) == 0 {
+		return kept
+	}
+	for _, k := range st.lent[src] {
+		svc, uid, _ := strings.Cut(k, "\x00")
+		if _, still := lent[k]; !still {
+			index.RemoveFrom(st.remote, svc, uid)
+		}
+		markService(d, svc)
+	}
+	keys := make([]string, 0, len(lent))
+	for k, r := range lent {
+		svc, uid, _ := strings.Cut(k, "\x00")
+		index.AddTo(st.remote, svc, uid, r)
+		markService(d, svc)
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		delete(st.lent, src)
+	} else {
+		st.lent[src] = keys
+	}
+	return kept
+}
+
+// markService marks dirty the service of a resource key
+// ("namespace/hostname").
+func markService(d *dirty, key string) {
+	ns, host, _ := strings.Cut(key, "/")
+	d.services[model.ServiceKey{Namespace: ns, Hostname: model.Hostname(host)}] = struct{}{}
+}
+
+// withRemoteIdentities returns a global service's subject alternative
+// names with the identities of the workloads that back it on other
+// networks, sorted.
+func withRemoteIdentities(sans []string, remote map[string]remoteBacking) []string {
+	if len(remote) == 0 {
+		return sans
+	}
+	out := slices.Clone(sans)
+	for _, r := range remote {
+		if !slices.Contains(out, r.identity) {
+			out = append(out, r.identity)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// splitHorizon returns the split-horizon workloads of a global service:
+// one per network its remote workloads are on that has a gateway.
+func (x *Index) splitHorizon(b *builder, svc *workloadapi.Service, remote map[string]remoteBacking) []*workloadapi.Workload {
+	capacity := map[model.NetworkID]uint32{}
+	for _, r := range remote {
+		capacity[r.network] += r.capacity
+	}
+	var out []*workloadapi.Workload
+	for _, n := range slices.Sorted(maps.Keys(capacity)) {
+		gw, ok := firstGateway(x.st.gateways, n)
+		if !ok {
+			continue
+		}
+		src := x.st.gwSources[gw]
+		out = append(out, b.splitHorizon(svc, n, gw, src.Namespace, src.Name, capacity[n]))
+	}
+	return out
+}
+
+// firstGateway returns the first network gateway of a network.
+func firstGateway(gws []model.NetworkGateway, n model.NetworkID) (model.NetworkGateway, bool) {
+	for _, g := range gws {
+		if g.Network == n {
+			return g, true
+		}
+	}
+	return model.NetworkGateway{}, false
 }
 
 func diagnostic(kind, ns, name string, cluster model.ClusterID, msg string) model.Diagnostic {
@@ -313,8 +425,11 @@ func (x *Index) builder() *builder {
 	st := x.st
 	gwCache := map[model.NetworkID]*workloadapi.GatewayAddress{}
 	return &builder{
-		opts:     x.opts,
-		meta:     x.opts.Metadata,
+		opts:   x.opts,
+		meta:   st.meta,
+		config: st.config,
+		scope: scope{multi: x.opts.MultiNetwork, config: st.config, local: st.meta.network(st.config),
+			scopes: x.opts.ServiceScopes, meta: st.meta},
 		services: func(ns string) map[model.ServiceKey]*model.Service { return st.svcsByNS[ns] },
 		named: func(w model.WorkloadKey) []*model.Service {
 			var out []*model.Service
@@ -336,10 +451,20 @@ func (x *Index) builder() *builder {
 	}
 }
 
-// produce sets the resources an input now produces, removing those it no
-// longer does, and its diagnostics; it reports whether the diagnostics
-// changed.
-func (x *Index) produce(e *edit, src source, out []*workloadapi.Address, diags []model.Diagnostic) bool {
+// produce sets the workloads an input now produces (see
+// produceAddresses).
+func (x *Index) produce(e *edit, src source, ws []*workloadapi.Workload, diags []model.Diagnostic) bool {
+	out := make([]*workloadapi.Address, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, workloadAddress(w))
+	}
+	return x.produceAddresses(e, src, out, diags)
+}
+
+// produceAddresses sets the resources an input now produces, removing
+// those it no longer does, and its diagnostics; it reports whether the
+// diagnostics changed.
+func (x *Index) produceAddresses(e *edit, src source, out []*workloadapi.Address, diags []model.Diagnostic) bool {
 	st := x.st
 	keys := make([]string, 0, len(out))
 	for _, a := range out {

@@ -17,7 +17,11 @@ import (
 // reads the metadata and the services of a namespace, and holds nothing.
 type builder struct {
 	opts Options
-	meta Metadata
+	meta *meta
+	// config is the config cluster (see Index.configCluster); scope
+	// says which clusters and networks the index holds.
+	config model.ClusterID
+	scope  scope
 	// services returns the services of a namespace.
 	services func(ns string) map[model.ServiceKey]*model.Service
 	// named returns the selectorless Services whose slices name a pod
@@ -64,7 +68,7 @@ func (b *builder) network(ep *model.Endpoint) model.NetworkID {
 	if ep.Network != "" {
 		return ep.Network
 	}
-	return b.opts.ClusterNetwork(ep.Cluster)
+	return b.meta.network(ep.Cluster)
 }
 
 // trustDomain is the trust domain a workload names: "" for cluster.local.
@@ -104,11 +108,11 @@ func (b *builder) workload(w *model.WorkloadInstance) (*workloadapi.Workload, st
 	for _, a := range ep.Addresses {
 		out.Addresses = append(out.Addresses, a.AsSlice())
 	}
-	wp, problem := workloadWaypoint(b.meta, w.Namespace, labels)
+	wp, problem := workloadWaypoint(b.meta, ep.Cluster, w.Namespace, labels)
 	if wp != nil {
 		out.Waypoint = wp.Address
 	}
-	if inst := instanceOf(b.meta, w.Namespace, labels); inst != nil && inst.Binding != nil {
+	if inst := instanceOf(b.meta, ep.Cluster, w.Namespace, labels); inst != nil && inst.Binding != nil {
 		out.ApplicationTunnel = inst.Binding
 	}
 	svcs := b.selecting(w)
@@ -140,33 +144,27 @@ func (b *builder) workload(w *model.WorkloadInstance) (*workloadapi.Workload, st
 
 // selecting returns the services of the workload's namespace whose
 // non-empty selector matches its labels (Kubernetes Services and
-// ServiceEntries) and, for a pod, the selectorless Services whose slices
-// name it, sorted by hostname.
+// ServiceEntries) and, for a pod, the Kubernetes Services whose slices
+// name it (by targetRef), as Istio's index has them, each a service that
+// may select a workload of its cluster (scope.selects), sorted by
+// hostname.
 func (b *builder) selecting(w *model.WorkloadInstance) []*model.Service {
 	var out []*model.Service
 	for _, s := range b.services(w.Namespace) {
-		if len(s.Selector) > 0 && s.Resolution != model.Alias && inCluster(s, w.Endpoint.Cluster) &&
+		if len(s.Selector) > 0 && s.Resolution != model.Alias && b.scope.selects(s, w.Endpoint.Cluster) &&
 			model.SelectorMatches(s.Selector, w.Endpoint.Labels) {
 			out = append(out, s)
 		}
 	}
 	if w.Kind == model.KindPod {
-		out = append(out, b.named(w.Key())...)
+		for _, s := range b.named(w.Key()) {
+			if !slices.Contains(out, s) && b.scope.selects(s, w.Endpoint.Cluster) {
+				out = append(out, s)
+			}
+		}
 	}
 	slices.SortFunc(out, func(a, b *model.Service) int { return cmp.Compare(a.Hostname, b.Hostname) })
 	return out
-}
-
-// inCluster reports whether a service may select a workload of a
-// cluster: a ServiceEntry any; a Kubernetes Service one of a cluster that
-// declares it (has a VIP for it there), or of any cluster when it has no
-// VIP anywhere (headless).
-func inCluster(s *model.Service, c model.ClusterID) bool {
-	if s.Provider != model.Kubernetes || len(s.Addresses) == 0 {
-		return true
-	}
-	_, ok := s.Addresses[c]
-	return ok
 }
 
 // podServices is a pod's services map: each service's ports with the

@@ -93,7 +93,7 @@ func (b *builder) entryWorkload(ref entryRef, svc *model.Service, ep *model.Endp
 		w.Hostname = ep.Hostname
 	}
 	if !implicit {
-		if wp, _ := workloadWaypoint(b.meta, ref.ns, ep.Labels); wp != nil {
+		if wp, _ := workloadWaypoint(b.meta, ep.Cluster, ref.ns, ep.Labels); wp != nil {
 			w.Waypoint = wp.Address
 		}
 	}

@@ -2,8 +2,10 @@ package address
 
 import (
 	"maps"
+	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/meshreg/meshreg/address/workloadapi"
 	"github.com/meshreg/meshreg/model"
@@ -13,8 +15,10 @@ const labelIngressUseWaypoint = "istio.io/ingress-use-waypoint"
 
 // service builds a service's message; nil for an ExternalName Service,
 // which ambient does not serve. canonical says whether it is the one of
-// its hostname that clients of other namespaces reach.
-func (b *builder) service(s *model.Service, canonical bool) (*workloadapi.Service, string) {
+// its hostname that clients of other namespaces reach; clusters, for a
+// Kubernetes Service, the clusters whose VIPs it is sent with
+// (scope.serviceClusters).
+func (b *builder) service(s *model.Service, canonical bool, clusters []model.ClusterID) (*workloadapi.Service, string) {
 	if s.Resolution == model.Alias {
 		return nil, ""
 	}
@@ -25,8 +29,11 @@ func (b *builder) service(s *model.Service, canonical bool) (*workloadapi.Servic
 		Canonical: canonical,
 	}
 	kube := s.Provider == model.Kubernetes
-	for _, c := range slices.Sorted(maps.Keys(s.Addresses)) {
-		network := string(b.opts.ClusterNetwork(c))
+	if !kube {
+		clusters = slices.Sorted(maps.Keys(s.Addresses))
+	}
+	for _, c := range clusters {
+		network := string(b.meta.network(c))
 		for _, p := range s.Addresses[c] {
 			na := &workloadapi.NetworkAddress{Network: network, Address: p.Addr().AsSlice()}
 			if !p.IsSingleIP() {
@@ -36,9 +43,12 @@ func (b *builder) service(s *model.Service, canonical bool) (*workloadapi.Servic
 			out.Addresses = append(out.Addresses, na)
 		}
 	}
+	if kube && len(clusters) > 1 {
+		sortMergedVIPs(out)
+	}
 	if !kube && len(out.Addresses) == 0 && s.Resolution != model.Passthrough &&
 		(!s.Hostname.IsWildcard() || s.Resolution == model.DynamicDNS) {
-		network := string(b.opts.ClusterNetwork(""))
+		network := string(b.meta.network(b.config))
 		for _, a := range s.AutoAddresses {
 			out.Addresses = append(out.Addresses, &workloadapi.NetworkAddress{Network: network, Address: a.AsSlice()})
 		}
@@ -75,20 +85,35 @@ func (b *builder) service(s *model.Service, canonical bool) (*workloadapi.Servic
 	} else {
 		out.SubjectAltNames = s.ServiceAccounts
 	}
-	w, problem := serviceWaypoint(b.meta, s)
+	home := b.home(s)
+	w, problem := serviceWaypoint(b.meta, home, s)
 	if w != nil {
 		out.Waypoint = w.Address
-		out.IngressUseWaypoint = b.ingressUseWaypoint(s)
+		out.IngressUseWaypoint = b.ingressUseWaypoint(home, s)
 	}
 	return out, problem
 }
 
+// home is the cluster whose namespaces and Gateways decide a service's
+// waypoint: the config cluster for a ServiceEntry, or for a Kubernetes
+// Service it declares (has VIPs in) or that no cluster declares
+// (headless); else the first cluster by ID that declares it.
+func (b *builder) home(s *model.Service) model.ClusterID {
+	if s.Provider != model.Kubernetes || len(s.Addresses) == 0 {
+		return b.config
+	}
+	if _, ok := s.Addresses[b.config]; ok {
+		return b.config
+	}
+	return slices.Sorted(maps.Keys(s.Addresses))[0]
+}
+
 // ingressUseWaypoint reads istio.io/ingress-use-waypoint from the
 // service, else its namespace.
-func (b *builder) ingressUseWaypoint(s *model.Service) bool {
+func (b *builder) ingressUseWaypoint(home model.ClusterID, s *model.Service) bool {
 	v, ok := s.Labels[labelIngressUseWaypoint]
 	if !ok {
-		if n := b.meta.Namespace(s.Namespace); n != nil {
+		if n := b.meta.namespace(home, s.Namespace); n != nil {
 			v, ok = n.Labels[labelIngressUseWaypoint]
 		}
 	}
@@ -151,4 +176,20 @@ func canonicalOf(svcs []*model.Service) *model.Service {
 		}
 	}
 	return best
+}
+
+// sortMergedVIPs orders the VIPs of a Service merged from several
+// clusters as Istio's merge does: by "network/prefix" as text, without
+// duplicates.
+func sortMergedVIPs(svc *workloadapi.Service) {
+	key := func(na *workloadapi.NetworkAddress) string {
+		ip, _ := netip.AddrFromSlice(na.Address)
+		bits := ip.BitLen()
+		if na.Length != nil {
+			bits = int(*na.Length)
+		}
+		return na.Network + "/" + netip.PrefixFrom(ip, bits).String()
+	}
+	slices.SortStableFunc(svc.Addresses, func(a, b *workloadapi.NetworkAddress) int { return strings.Compare(key(a), key(b)) })
+	svc.Addresses = slices.CompactFunc(svc.Addresses, func(a, b *workloadapi.NetworkAddress) bool { return key(a) == key(b) })
 }

@@ -3,10 +3,8 @@ package address_test
 import (
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-
 	"github.com/meshreg/meshreg/address"
+	"github.com/meshreg/meshreg/model"
 )
 
 // FuzzWaypointOf feeds WaypointOf Gateways with arbitrary labels,
@@ -19,30 +17,29 @@ func FuzzWaypointOf(f *testing.F) {
 	f.Add("service", "BOGUS/x/y", "IPAddress", "not-an-ip", "HTTP", uint16(0), "Same", "a b", "!!")
 	f.Add("workload", "NONE/99999", "", "", "HBONE", uint16(15008), "Selector", "k", "v\x00")
 	f.Fuzz(func(t *testing.T, waypointFor, binding, addrType, addr, proto string, port uint16, from, selKey, selValue string) {
-		typ := gatewayv1.AddressType(addrType)
-		fromNS := gatewayv1.FromNamespaces(from)
-		gw := &gatewayv1.Gateway{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wp",
-				Labels:      map[string]string{"istio.io/waypoint-for": waypointFor, "topology.istio.io/network": selValue},
-				Annotations: map[string]string{"ambient.istio.io/waypoint-inbound-binding": binding}},
-			Spec: gatewayv1.GatewaySpec{GatewayClassName: "istio-remote", Listeners: []gatewayv1.Listener{{
-				Name: "l", Protocol: gatewayv1.ProtocolType(proto), Port: gatewayv1.PortNumber(port),
-				AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &fromNS,
-					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{selKey: selValue}}}},
-			}}},
-			Status: gatewayv1.GatewayStatus{Addresses: []gatewayv1.GatewayStatusAddress{{Type: &typ, Value: addr}}},
+		gw := &model.Gateway{Cluster: "c1", Namespace: "ns", Name: "wp", Class: "istio-remote",
+			Labels:      map[string]string{"istio.io/waypoint-for": waypointFor, "topology.istio.io/network": selValue},
+			Annotations: map[string]string{"ambient.istio.io/waypoint-inbound-binding": binding},
+			Listeners: []model.GatewayListener{{Name: "l", Protocol: proto, Port: uint32(port),
+				TLS:           &model.GatewayTLS{Mode: "Terminate"},
+				AllowedRoutes: model.AllowedRoutes{From: from, Selector: &model.LabelSelector{MatchLabels: map[string]string{selKey: selValue}}}}},
+			StatusAddresses: []model.GatewayAddress{{Type: addrType, Value: addr}},
 		}
-		w, diags := address.WaypointOf(gw, nil, "net", "c1")
+		w, diags := address.WaypointOf(gw, "net")
 		for _, d := range diags {
-			if d.Kind != "Gateway" || d.Namespace != "ns" || d.Name != "wp" || d.Message == "" {
+			if d.Kind != "Gateway" || d.Namespace != "ns" || d.Name != "wp" || d.Cluster != "c1" || d.Message == "" {
 				t.Errorf("diagnostic %+v does not name the Gateway", d)
 			}
 		}
 		if w != nil && w.For != waypointFor {
 			t.Errorf("waypoint-for %q, want the label's %q", w.For, waypointFor)
 		}
-		address.NetworkGatewaysOf(gw, "c1")
-		meta := address.NewStaticMetadata(gw)
-		meta.Waypoint("ns", "wp")
+		for _, local := range []bool{true, false} {
+			for _, g := range address.NetworkGatewaysOf(gw, local) {
+				if g.Address != addr || string(g.Network) != selValue {
+					t.Errorf("network gateway %v is not the Gateway's address %q on network %q", g, addr, selValue)
+				}
+			}
+		}
 	})
 }

@@ -3,49 +3,12 @@ package address
 import (
 	"fmt"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/meshreg/meshreg/address/workloadapi"
 	"github.com/meshreg/meshreg/model"
 )
-
-// Metadata is what the index reads beside the registry: the namespaces
-// (their waypoint labels) and the waypoints (Gateway API Gateways). Its
-// methods are safe for concurrent use.
-type Metadata interface {
-	// Namespace returns the namespace of that name, nil when unknown.
-	Namespace(name string) *Namespace
-	// Waypoint returns the waypoint the Gateway namespace/name is; nil
-	// when there is no such Gateway or it has no address yet.
-	Waypoint(namespace, name string) *Waypoint
-	// NetworkGateways returns the network gateways Istio's ambient mode
-	// knows: those of the cluster's Gateways of class istio-remote
-	// labelled with a network (see NetworkGatewaysOf), sorted by
-	// model.NetworkGateway.Compare.
-	NetworkGateways() []model.NetworkGateway
-	// Diagnostics returns what the metadata could not use.
-	Diagnostics() []model.Diagnostic
-	// Subscribe registers f, called after each change from any
-	// goroutine; f must return quickly. It returns a function that
-	// unregisters f.
-	Subscribe(f func()) (unsubscribe func())
-	// HasSynced reports whether the initial state is complete.
-	HasSynced() bool
-}
-
-// Namespace is a namespace as the index reads it.
-type Namespace struct {
-	Name   string
-	Labels map[string]string
-}
 
 // Waypoint is a Gateway that can take a workload's or service's
 // traffic: any Gateway API Gateway with an address in its status, as
@@ -66,12 +29,11 @@ type Waypoint struct {
 	// Gateway, else of its GatewayClass ("PROXY" or "PROXY/<port>");
 	// nil: HBONE.
 	Binding *workloadapi.ApplicationTunnel
-	// from and selector say which namespaces may use it: those its
-	// bound listener's allowedRoutes admit (the listener of the
-	// binding's port, or of protocol istio.io/PROXY), else its HBONE
-	// listener's (port 15008), else the Gateway's own namespace.
-	from     gatewayv1.FromNamespaces
-	selector labels.Selector
+	// admitted says which namespaces may use it: those its bound
+	// listener's allowedRoutes admit (the listener of the binding's
+	// port, or of protocol istio.io/PROXY), else its HBONE listener's
+	// (port 15008), else the Gateway's own namespace.
+	admitted model.AllowedRoutes
 }
 
 // Traffic types a waypoint takes.
@@ -83,11 +45,11 @@ const (
 
 // admits reports whether the namespace may use the waypoint.
 func (w *Waypoint) admits(ns string, nsLabels map[string]string) bool {
-	switch w.from {
-	case gatewayv1.NamespacesFromAll:
+	switch w.admitted.From {
+	case model.FromAll:
 		return true
-	case gatewayv1.NamespacesFromSelector:
-		return w.selector != nil && w.selector.Matches(labels.Set(nsLabels))
+	case model.FromSelector:
+		return w.admitted.Selector.Matches(nsLabels)
 	}
 	return w.Namespace == ns
 }
@@ -102,34 +64,37 @@ const (
 	annotationInboundBinding  = "ambient.istio.io/waypoint-inbound-binding"
 	proxyListenerProtocol     = "istio.io/PROXY"
 	hbonePort                 = 15008
+	labelNetwork              = "topology.istio.io/network"
+	annotationServiceAccount  = "gateway.istio.io/service-account"
+	classRemote               = "istio-remote"
+	classEastWest             = "istio-east-west"
 )
 
-// WaypointOf returns the waypoint a Gateway is, given its class (nil
-// when unknown) and the network its IPs are on; nil when the Gateway has
-// no status address. The diagnostics name what was not usable.
-func WaypointOf(gw *gatewayv1.Gateway, class *gatewayv1.GatewayClass, network model.NetworkID, cluster model.ClusterID) (*Waypoint, []model.Diagnostic) {
+// WaypointOf returns the waypoint a Gateway is, its IPs on the given
+// network (its cluster's); nil when the Gateway has no status address.
+// The Gateway's class's labels and annotations are read when the
+// Gateway's are not set. The diagnostics name what was not usable.
+func WaypointOf(gw *model.Gateway, network model.NetworkID) (*Waypoint, []model.Diagnostic) {
 	var diags []model.Diagnostic
 	report := func(format string, args ...any) {
 		diags = append(diags, model.Diagnostic{Severity: model.Warning, Kind: "Gateway", Namespace: gw.Namespace,
-			Name: gw.Name, Cluster: cluster, Message: fmt.Sprintf(format, args...)})
+			Name: gw.Name, Cluster: gw.Cluster, Message: fmt.Sprintf(format, args...)})
 	}
-	if len(gw.Status.Addresses) == 0 {
-		if gw.Spec.GatewayClassName == "istio-waypoint" {
+	if len(gw.StatusAddresses) == 0 {
+		if gw.Class == "istio-waypoint" {
 			report("waypoint has no address in its status yet; workloads and services that use it get no waypoint")
 		}
 		return nil, diags
 	}
-	w := &Waypoint{Namespace: gw.Namespace, Name: gw.Name, For: ForService, from: gatewayv1.NamespacesFromSame}
-	if class != nil {
-		if v, ok := class.Labels[labelWaypointFor]; ok {
-			w.For = v
-		}
+	w := &Waypoint{Namespace: gw.Namespace, Name: gw.Name, For: ForService, admitted: model.AllowedRoutes{From: model.FromSame}}
+	if v, ok := gw.ClassLabels[labelWaypointFor]; ok {
+		w.For = v
 	}
 	if v, ok := gw.Labels[labelWaypointFor]; ok {
 		w.For = v
 	}
-	for _, a := range gw.Status.Addresses {
-		if a.Type != nil && *a.Type == gatewayv1.HostnameAddressType {
+	for _, a := range gw.StatusAddresses {
+		if a.Type == model.HostnameType {
 			w.Address = &workloadapi.GatewayAddress{
 				Destination:   &workloadapi.GatewayAddress_Hostname{Hostname: &workloadapi.NamespacedHostname{Namespace: gw.Namespace, Hostname: a.Value}},
 				HboneMtlsPort: hbonePort,
@@ -138,8 +103,8 @@ func WaypointOf(gw *gatewayv1.Gateway, class *gatewayv1.GatewayClass, network mo
 		}
 	}
 	if w.Address == nil {
-		for _, a := range gw.Status.Addresses {
-			if a.Type == nil || *a.Type != gatewayv1.IPAddressType {
+		for _, a := range gw.StatusAddresses {
+			if a.Type != model.IPAddressType {
 				continue
 			}
 			ip, err := netip.ParseAddr(a.Value)
@@ -155,8 +120,8 @@ func WaypointOf(gw *gatewayv1.Gateway, class *gatewayv1.GatewayClass, network mo
 		}
 	}
 	ann, ok := gw.Annotations[annotationInboundBinding]
-	if !ok && class != nil {
-		ann, ok = class.Annotations[annotationInboundBinding]
+	if !ok {
+		ann, ok = gw.ClassAnnotations[annotationInboundBinding]
 	}
 	if ok {
 		b, err := parseBinding(ann)
@@ -165,19 +130,8 @@ func WaypointOf(gw *gatewayv1.Gateway, class *gatewayv1.GatewayClass, network mo
 		}
 		w.Binding = b
 	}
-	if l := boundListener(gw, w.Binding); l != nil && l.AllowedRoutes != nil && l.AllowedRoutes.Namespaces != nil {
-		ns := l.AllowedRoutes.Namespaces
-		if ns.From != nil {
-			w.from = *ns.From
-		}
-		if ns.Selector != nil {
-			sel, err := metav1.LabelSelectorAsSelector(ns.Selector)
-			if err != nil {
-				report("listener %s: allowedRoutes selector: %v; no namespace selected", l.Name, err)
-			} else {
-				w.selector = sel
-			}
-		}
+	if l := boundListener(gw, w.Binding); l != nil && l.AllowedRoutes.From != "" {
+		w.admitted = l.AllowedRoutes
 	}
 	return w, diags
 }
@@ -208,11 +162,11 @@ func parseBinding(s string) (*workloadapi.ApplicationTunnel, error) {
 // boundListener is the listener whose allowedRoutes say who may use the
 // waypoint: the one the binding names (by port, else a PROXY listener),
 // else the HBONE listener on 15008.
-func boundListener(gw *gatewayv1.Gateway, b *workloadapi.ApplicationTunnel) *gatewayv1.Listener {
-	ls := gw.Spec.Listeners
+func boundListener(gw *model.Gateway, b *workloadapi.ApplicationTunnel) *model.GatewayListener {
+	ls := gw.Listeners
 	if b != nil {
 		for i := range ls {
-			if b.Port != 0 && uint32(ls[i].Port) == b.Port ||
+			if b.Port != 0 && ls[i].Port == b.Port ||
 				b.Port == 0 && b.Protocol == workloadapi.ApplicationTunnel_PROXY && ls[i].Protocol == proxyListenerProtocol {
 				return &ls[i]
 			}
@@ -226,162 +180,54 @@ func boundListener(gw *gatewayv1.Gateway, b *workloadapi.ApplicationTunnel) *gat
 	return nil
 }
 
-// StaticMetadata is Metadata held in memory: set with Replace, for
-// tests, files and callers with their own source of namespaces and
-// Gateways. It is synced from the start.
-type StaticMetadata struct {
-	network model.NetworkID
-	cluster model.ClusterID
-
-	mu        sync.RWMutex
-	state     metaState
-	nextID    int
-	listeners map[int]func()
-}
-
-type metaState struct {
-	namespaces map[string]*Namespace
-	waypoints  map[[2]string]*Waypoint
-	gateways   []model.NetworkGateway
-	diags      []model.Diagnostic
-}
-
-// NewStaticMetadata returns metadata holding objs: Namespaces, Gateway
-// API Gateways and GatewayClasses; other objects are ignored.
-func NewStaticMetadata(objs ...any) *StaticMetadata {
-	m := &StaticMetadata{listeners: map[int]func(){}}
-	m.state = buildMeta(objs, "", "")
-	return m
-}
-
-// NewStaticMetadataOn is NewStaticMetadata for Gateways of the given
-// cluster, whose IP addresses are on the given network.
-func NewStaticMetadataOn(cluster model.ClusterID, network model.NetworkID, objs ...any) *StaticMetadata {
-	m := &StaticMetadata{network: network, cluster: cluster, listeners: map[int]func(){}}
-	m.state = buildMeta(objs, cluster, network)
-	return m
-}
-
-// Replace sets the objects the metadata holds and tells subscribers.
-func (m *StaticMetadata) Replace(objs ...any) {
-	st := buildMeta(objs, m.cluster, m.network)
-	m.mu.Lock()
-	m.state = st
-	fs := make([]func(), 0, len(m.listeners))
-	for _, f := range m.listeners {
-		fs = append(fs, f)
-	}
-	m.mu.Unlock()
-	for _, f := range fs {
-		f()
-	}
-}
-
-func buildMeta(objs []any, cluster model.ClusterID, network model.NetworkID) metaState {
-	st := metaState{namespaces: map[string]*Namespace{}, waypoints: map[[2]string]*Waypoint{}}
-	classes := map[string]*gatewayv1.GatewayClass{}
-	var gws []*gatewayv1.Gateway
-	for _, o := range objs {
-		switch o := o.(type) {
-		case *corev1.Namespace:
-			st.namespaces[o.Name] = &Namespace{Name: o.Name, Labels: o.Labels}
-		case *gatewayv1.GatewayClass:
-			classes[o.Name] = o
-		case *gatewayv1.Gateway:
-			gws = append(gws, o)
-		}
-	}
-	for _, gw := range gws {
-		st.gateways = append(st.gateways, NetworkGatewaysOf(gw, cluster)...)
-		w, diags := WaypointOf(gw, classes[string(gw.Spec.GatewayClassName)], network, cluster)
-		st.diags = append(st.diags, diags...)
-		if w != nil {
-			st.waypoints[[2]string{gw.Namespace, gw.Name}] = w
-		}
-	}
-	slices.SortFunc(st.diags, model.CompareDiagnostics)
-	st.gateways = model.SortGateways(st.gateways)
-	return st
-}
-
 // NetworkGatewaysOf returns the network gateways a Gateway is for Istio's
-// ambient mode: a Gateway of class istio-remote labelled
-// topology.istio.io/network is that network's gateway at each of its
-// status addresses (IP or host name), on the port of its first HBONE
-// listener; without one it is none. Its service account is the
-// gateway.istio.io/service-account annotation, else
-// "<name>-istio-remote", in its namespace.
-func NetworkGatewaysOf(gw *gatewayv1.Gateway, cluster model.ClusterID) []model.NetworkGateway {
-	network := gw.Labels["topology.istio.io/network"]
-	if network == "" || gw.Spec.GatewayClassName != "istio-remote" {
+// ambient mode, when it is a Gateway of the config cluster (local) or
+// of another (remote). A Gateway labelled topology.istio.io/network is
+// that network's gateway at each of its status addresses (IP or host
+// name): in the config cluster when of class istio-remote, on the port
+// of its first HBONE listener; in another cluster when of class
+// istio-east-west with an HBONE listener in TLS mode Terminate, with no
+// port (ztunnel reaches such a gateway by its split-horizon workloads,
+// which name port 15008). Its service account is the
+// gateway.istio.io/service-account annotation, else its name, with
+// "-istio-remote" for class istio-remote, in its namespace.
+func NetworkGatewaysOf(gw *model.Gateway, local bool) []model.NetworkGateway {
+	network := gw.Labels[labelNetwork]
+	if network == "" {
 		return nil
 	}
 	var port uint32
-	for _, l := range gw.Spec.Listeners {
-		if l.Protocol == "HBONE" {
-			port = uint32(l.Port)
+	var found bool
+	for _, l := range gw.Listeners {
+		if l.Protocol != "HBONE" {
+			continue
+		}
+		if local && gw.Class == classRemote {
+			port, found = l.Port, true
+			break
+		}
+		if !local && gw.Class == classEastWest && l.TLS != nil && l.TLS.Mode == "Terminate" {
+			found = true
 			break
 		}
 	}
-	if port == 0 {
+	if !found {
 		return nil
 	}
-	sa := gw.Annotations["gateway.istio.io/service-account"]
+	sa := gw.Annotations[annotationServiceAccount]
 	if sa == "" {
-		sa = gw.Name + "-istio-remote"
+		sa = gw.Name
+		if gw.Class == classRemote {
+			sa += "-" + classRemote
+		}
 	}
 	var out []model.NetworkGateway
-	for _, a := range gw.Status.Addresses {
-		if a.Type == nil || (*a.Type != gatewayv1.IPAddressType && *a.Type != gatewayv1.HostnameAddressType) {
+	for _, a := range gw.StatusAddresses {
+		if a.Type != model.IPAddressType && a.Type != model.HostnameType {
 			continue
 		}
-		out = append(out, model.NetworkGateway{Network: model.NetworkID(network), Cluster: cluster, Address: a.Value,
+		out = append(out, model.NetworkGateway{Network: model.NetworkID(network), Cluster: gw.Cluster, Address: a.Value,
 			Port: port, HBONEPort: port, ServiceAccount: gw.Namespace + "/" + sa, Source: model.GatewayFromGateway})
 	}
 	return out
 }
-
-// Namespace implements Metadata.
-func (m *StaticMetadata) Namespace(name string) *Namespace {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return m.state.namespaces[name]
-}
-
-// Waypoint implements Metadata.
-func (m *StaticMetadata) Waypoint(namespace, name string) *Waypoint {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return m.state.waypoints[[2]string{namespace, name}]
-}
-
-// NetworkGateways implements Metadata.
-func (m *StaticMetadata) NetworkGateways() []model.NetworkGateway {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return m.state.gateways
-}
-
-// Diagnostics implements Metadata.
-func (m *StaticMetadata) Diagnostics() []model.Diagnostic {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return m.state.diags
-}
-
-// Subscribe implements Metadata.
-func (m *StaticMetadata) Subscribe(f func()) (unsubscribe func()) {
-	m.mu.Lock()
-	id := m.nextID
-	m.nextID++
-	m.listeners[id] = f
-	m.mu.Unlock()
-	return func() {
-		m.mu.Lock()
-		delete(m.listeners, id)
-		m.mu.Unlock()
-	}
-}
-
-// HasSynced implements Metadata: always true.
-func (m *StaticMetadata) HasSynced() bool { return true }

@@ -39,7 +39,9 @@ type Change struct {
 //
 // The index follows the source's events and takes what they carry: a
 // service event's service, a workload event's workload, the fact that a
-// service's endpoints changed; and the metadata's changes. Run's
+// service's endpoints changed, and the cluster metadata (networks,
+// namespaces, Gateway API Gateways) of a registry.MetadataDiscovery
+// source, which the kube registries and the aggregate publish. Run's
 // goroutine applies them, reading the marked services' endpoints from
 // the source, never inside a lock of the index's, and rebuilds only what
 // they touch.
@@ -63,8 +65,15 @@ type Index struct {
 type marks struct {
 	services  map[model.ServiceKey]serviceMark
 	workloads map[model.WorkloadKey]*model.WorkloadInstance
-	meta      bool
-	synced    bool
+	// clusters, namespaces and gateways hold the latest of each that
+	// changed, nil once deleted.
+	clusters   map[model.ClusterID]*model.Cluster
+	namespaces map[model.NamespaceKey]*model.Namespace
+	gateways   map[model.GatewayKey]*model.Gateway
+	// first is set for the first batch, which publishes a generation
+	// even when the source holds nothing.
+	first  bool
+	synced bool
 }
 
 type serviceMark struct {
@@ -77,11 +86,14 @@ type serviceMark struct {
 }
 
 func newMarks() marks {
-	return marks{services: map[model.ServiceKey]serviceMark{}, workloads: map[model.WorkloadKey]*model.WorkloadInstance{}}
+	return marks{services: map[model.ServiceKey]serviceMark{}, workloads: map[model.WorkloadKey]*model.WorkloadInstance{},
+		clusters: map[model.ClusterID]*model.Cluster{}, namespaces: map[model.NamespaceKey]*model.Namespace{},
+		gateways: map[model.GatewayKey]*model.Gateway{}}
 }
 
 func (m *marks) empty() bool {
-	return len(m.services) == 0 && len(m.workloads) == 0 && !m.meta && !m.synced
+	return len(m.services) == 0 && len(m.workloads) == 0 && len(m.clusters) == 0 && len(m.namespaces) == 0 &&
+		len(m.gateways) == 0 && !m.first && !m.synced
 }
 
 // New returns the address index of src; Run starts it. The error wraps
@@ -107,7 +119,7 @@ func New(src registry.Reader, opts Options) (*Index, error) {
 func (x *Index) Snapshot() *Snapshot { return x.snap.Load() }
 
 // HasSynced reports whether the latest snapshot holds the source's
-// initial state and the metadata's. Once true it stays true.
+// initial state. Once true it stays true.
 func (x *Index) HasSynced() bool { return x.snap.Load().synced }
 
 // Subscribe registers f to be called with each generation's Change, after
@@ -129,8 +141,8 @@ func (x *Index) Subscribe(f func(Change)) (unsubscribe func()) {
 	}
 }
 
-// Run subscribes to the source and the metadata and keeps the index up
-// to date until ctx is done; then it unsubscribes and returns nil. An
+// Run subscribes to the source and keeps the index up to date until ctx
+// is done; then it unsubscribes and returns nil. An
 // index runs once; a second call returns an error wrapping
 // registry.ErrAlreadyRunning.
 func (x *Index) Run(ctx context.Context) error {
@@ -161,13 +173,23 @@ func (x *Index) Run(ctx context.Context) error {
 			x.in.Add(func(m *marks) { m.workloads[key] = cur })
 		},
 		SyncedFunc: func(registry.SyncedEvent) { x.in.Add(func(m *marks) { m.synced = true }) },
+		ClusterFunc: func(e registry.ClusterEvent) {
+			id := e.Cluster().ID
+			x.in.Add(func(m *marks) { m.clusters[id] = e.Current })
+		},
+		NamespaceFunc: func(e registry.NamespaceEvent) {
+			key := e.Namespace().Key()
+			x.in.Add(func(m *marks) { m.namespaces[key] = e.Current })
+		},
+		GatewayFunc: func(e registry.GatewayEvent) {
+			key := e.Gateway().Key()
+			x.in.Add(func(m *marks) { m.gateways[key] = e.Current })
+		},
 	})
 	defer unsubscribe()
-	unsubscribeMeta := x.opts.Metadata.Subscribe(func() { x.in.Add(func(m *marks) { m.meta = true }) })
-	defer unsubscribeMeta()
 	// The first snapshot, at generation 1, is published even when the
 	// source holds nothing.
-	x.in.Add(func(m *marks) { m.meta = true })
+	x.in.Add(func(m *marks) { m.first = true })
 	for {
 		select {
 		case <-ctx.Done():
@@ -229,5 +251,5 @@ func serviceAddress(s *workloadapi.Service) *workloadapi.Address {
 }
 
 // Settled reports whether the index has applied every change its source
-// and metadata reported, with nothing pending.
+// reported, with nothing pending.
 func (x *Index) Settled() bool { return x.in.Idle() }

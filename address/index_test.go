@@ -5,13 +5,8 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/address/workloadapi"
@@ -123,18 +118,14 @@ func TestEventsPerResource(t *testing.T) {
 // unless the waypoint admits it, and bad labels or Gateways give
 // diagnostics, never a panic.
 func TestWaypointBadInput(t *testing.T) {
-	ip := gatewayv1.IPAddressType
-	host := gatewayv1.HostnameAddressType
-	same := gatewayv1.NamespacesFromSame
-	meta := address.NewStaticMetadata(
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "infra"}},
-		waypointGateway("infra", "private", "all", &same, gatewayv1.GatewayStatusAddress{Type: &ip, Value: "10.9.0.1"}),
-		waypointGateway("ns", "noaddr", "all", nil),
-		waypointGateway("ns", "badip", "all", nil, gatewayv1.GatewayStatusAddress{Type: &ip, Value: "not-an-ip"}),
-		waypointGateway("ns", "good", "all", nil, gatewayv1.GatewayStatusAddress{Type: &host, Value: "good.ns.svc.cluster.local"}),
+	r := start(t, address.Options{})
+	r.reg.AddNamespace(&model.Namespace{Name: "ns"}, &model.Namespace{Name: "infra"})
+	r.reg.AddGateway(
+		waypointGateway("infra", "private", "all", model.FromSame, model.GatewayAddress{Type: model.IPAddressType, Value: "10.9.0.1"}),
+		waypointGateway("ns", "noaddr", "all", ""),
+		waypointGateway("ns", "badip", "all", "", model.GatewayAddress{Type: model.IPAddressType, Value: "not-an-ip"}),
+		waypointGateway("ns", "good", "all", "", model.GatewayAddress{Type: model.HostnameType, Value: "good.ns.svc.cluster.local"}),
 	)
-	r := start(t, address.Options{Metadata: meta})
 	cases := []struct {
 		name   string
 		labels map[string]string
@@ -183,15 +174,12 @@ func TestWaypointBadInput(t *testing.T) {
 	}
 }
 
-func waypointGateway(ns, name, forTraffic string, from *gatewayv1.FromNamespaces, addrs ...gatewayv1.GatewayStatusAddress) *gatewayv1.Gateway {
-	gw := &gatewayv1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"istio.io/waypoint-for": forTraffic}},
-		Spec:       gatewayv1.GatewaySpec{GatewayClassName: "istio-waypoint"},
-		Status:     gatewayv1.GatewayStatus{Addresses: addrs},
-	}
-	if from != nil {
-		gw.Spec.Listeners = []gatewayv1.Listener{{Name: "mesh", Port: 15008, Protocol: "HBONE",
-			AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: from}}}}
+func waypointGateway(ns, name, forTraffic, from string, addrs ...model.GatewayAddress) *model.Gateway {
+	gw := &model.Gateway{Namespace: ns, Name: name, Class: "istio-waypoint",
+		Labels: map[string]string{"istio.io/waypoint-for": forTraffic}, StatusAddresses: addrs}
+	if from != "" {
+		gw.Listeners = []model.GatewayListener{{Name: "mesh", Port: 15008, Protocol: "HBONE",
+			AllowedRoutes: model.AllowedRoutes{From: from}}}
 	}
 	return gw
 }
@@ -250,12 +238,11 @@ func TestDebounceBatches(t *testing.T) {
 	}
 }
 
-// When a cluster's network changes, its Services' VIPs follow at the
-// index's next change, as its pods' workloads do.
+// When a cluster's network changes, its Services' VIPs follow in the
+// next generation, with nothing else changing.
 func TestClusterNetworkChange(t *testing.T) {
-	var network atomic.Value
-	network.Store(model.NetworkID("net1"))
-	r := start(t, address.Options{ClusterNetwork: func(model.ClusterID) model.NetworkID { return network.Load().(model.NetworkID) }})
+	r := start(t, address.Options{})
+	r.reg.SetNetwork("net1")
 	r.reg.AddService(memory.Service("a", "ns").Port("http", 80).VIP("10.96.0.1").Build())
 	r.next(t)
 	vip := func() string {
@@ -264,11 +251,10 @@ func TestClusterNetworkChange(t *testing.T) {
 	if got := vip(); got != "net1" {
 		t.Fatalf("VIP on %q, want net1", got)
 	}
-	network.Store(model.NetworkID("net2"))
-	w := pod("p1", nil, "10.0.0.1")
-	w.Endpoint.Network = "net2" // what the registry republishes with the new network
-	r.reg.AddWorkload(w)
-	r.next(t)
+	r.reg.SetNetwork("net2")
+	if got := r.next(t); !slices.Equal(got, []address.Event{{Key: "ns/a.ns.svc.cluster.local", Type: model.EventUpdate}}) {
+		t.Errorf("events %v, want the service's update", got)
+	}
 	if got := vip(); got != "net2" {
 		t.Errorf("VIP on %q after the cluster moved to net2", got)
 	}

@@ -19,23 +19,25 @@ const DefaultDebounce = 100 * time.Millisecond
 
 // Options configure an Index. The zero value is Istio's defaults.
 type Options struct {
-	// ConfigCluster is the cluster ServiceEntries belong to (istiod's
-	// config cluster): the cluster of the workload a DYNAMIC_DNS entry's
-	// host makes, which the registry holds no endpoint for.
+	// ConfigCluster is istiod's config cluster: the cluster ServiceEntries
+	// belong to, whose namespaces and Gateways decide their waypoints and
+	// whose network their VIPs are on. Empty: the first cluster by ID of
+	// those the source publishes metadata of, which is right for a source
+	// of one cluster; set it for a source of several.
 	ConfigCluster model.ClusterID
 	// TrustDomain is the mesh's trust domain, "cluster.local" when
 	// empty. A workload names it only when it is not cluster.local, as
 	// istiod sends it.
 	TrustDomain string
-	// ClusterNetwork returns the network of a cluster: the network a
-	// Kubernetes Service's VIPs in that cluster are on (a cluster's
-	// system namespace label topology.istio.io/network, which
-	// kube.Controller.Network reports). Nil: every VIP is on the
-	// default network, "".
-	ClusterNetwork func(model.ClusterID) model.NetworkID
-	// Metadata gives the namespaces and waypoints, which the registry
-	// does not hold. Nil: no namespace labels and no waypoints.
-	Metadata Metadata
+	// MultiNetwork is Istio's AMBIENT_ENABLE_MULTI_NETWORK (default
+	// false): off, the index holds the config cluster's workloads and
+	// services alone; on, every cluster's, as Istio's multicluster
+	// ambient mode sends them (see ServiceScope).
+	MultiNetwork bool
+	// ServiceScopes are the mesh config's serviceScopeConfigs: which
+	// Kubernetes Services are global. Read only with MultiNetwork; none
+	// (the default) makes every Service local to its cluster.
+	ServiceScopes []ServiceScope
 	// Debounce is how long the index waits after the first change of a
 	// batch for more before it applies them and publishes one
 	// generation: by default (0) 100ms, Istio's PILOT_DEBOUNCE_AFTER;
@@ -55,12 +57,6 @@ func (o Options) defaults() (Options, error) {
 	}
 	if o.Debounce == 0 {
 		o.Debounce = DefaultDebounce
-	}
-	if o.ClusterNetwork == nil {
-		o.ClusterNetwork = func(model.ClusterID) model.NetworkID { return "" }
-	}
-	if o.Metadata == nil {
-		o.Metadata = NewStaticMetadata()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

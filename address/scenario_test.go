@@ -22,10 +22,9 @@ var update = flag.Bool("update", false, "rewrite the want.json goldens of the ad
 
 // TestScenarios runs every testdata/addresses scenario: the aggregate
 // over one manifest cluster per cluster-<ID>.yaml (the first by name is
-// the config cluster), the index over it (sources.Built.AddressIndex)
-// with the config cluster's Namespaces and Gateways as its metadata
-// (KubeMetadata over the cluster's fake API) and each cluster's VIPs on
-// its kube controller's network. The index, as WriteJSON
+// the config cluster), the index over it (sources.Built.AddressIndex),
+// which reads every cluster's networks, Namespaces and Gateways from the
+// aggregate. The index, as WriteJSON
 // writes it, must equal want.json; hack/ambient-oracle/goldens.sh checks
 // the goldens against Istio's own index. Run with -update to rewrite
 // them, then read every changed one.
@@ -44,9 +43,13 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
-// scenarioOptions is a scenario's options.json.
+// scenarioOptions is a scenario's options.json: the mesh's trust domain,
+// Options.MultiNetwork, and a mesh config file of the scenario's whose
+// serviceScopeConfigs are Options.ServiceScopes.
 type scenarioOptions struct {
-	TrustDomain string `json:"trustDomain"`
+	TrustDomain  string `json:"trustDomain"`
+	MultiNetwork bool   `json:"multiNetwork"`
+	MeshConfig   string `json:"meshConfig"`
 }
 
 func runScenario(t *testing.T, dir string) []byte {
@@ -72,18 +75,27 @@ func runScenario(t *testing.T, dir string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx, meta, err := built.AddressIndex(address.Options{TrustDomain: so.TrustDomain})
+	opts := address.Options{TrustDomain: so.TrustDomain, MultiNetwork: so.MultiNetwork}
+	if so.MeshConfig != "" {
+		data, err := os.ReadFile(filepath.Join(dir, so.MeshConfig))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opts.ServiceScopes, err = address.ParseServiceScopes(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx, err := built.AddressIndex(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 3)
+	done := make(chan error, 2)
 	go func() { done <- built.Aggregate.Run(ctx) }()
-	go func() { done <- meta.Run(ctx) }()
 	go func() { done <- idx.Run(ctx) }()
 	defer func() {
 		cancel()
-		for range 3 {
+		for range 2 {
 			if err := <-done; err != nil {
 				t.Error(err)
 			}

@@ -18,7 +18,7 @@ const (
 // (with istio.io/use-waypoint-namespace), "none" opting out; else its
 // namespace's. A waypoint named but not there, or that does not admit
 // the namespace, yields no waypoint and a reason.
-func waypointFor(meta Metadata, ns string, objLabels map[string]string) (w *Waypoint, own bool, problem string) {
+func waypointFor(m *meta, c model.ClusterID, ns string, objLabels map[string]string) (w *Waypoint, own bool, problem string) {
 	if name, ok := objLabels[labelUseWaypoint]; ok {
 		if name == "none" {
 			return nil, true, ""
@@ -27,10 +27,10 @@ func waypointFor(meta Metadata, ns string, objLabels map[string]string) (w *Wayp
 		if v, ok := objLabels[labelUseWaypointNamespace]; ok {
 			wns = v
 		}
-		w, problem := resolveWaypoint(meta, ns, wns, name)
+		w, problem := resolveWaypoint(m, c, ns, wns, name)
 		return w, true, problem
 	}
-	n := meta.Namespace(ns)
+	n := m.namespace(c, ns)
 	if n == nil {
 		return nil, false, ""
 	}
@@ -42,17 +42,17 @@ func waypointFor(meta Metadata, ns string, objLabels map[string]string) (w *Wayp
 	if v, ok := n.Labels[labelUseWaypointNamespace]; ok {
 		wns = v
 	}
-	w, problem = resolveWaypoint(meta, ns, wns, name)
+	w, problem = resolveWaypoint(m, c, ns, wns, name)
 	return w, false, problem
 }
 
-func resolveWaypoint(meta Metadata, ns, wns, name string) (*Waypoint, string) {
-	w := meta.Waypoint(wns, name)
+func resolveWaypoint(m *meta, c model.ClusterID, ns, wns, name string) (*Waypoint, string) {
+	w := m.waypoint(c, wns, name)
 	if w == nil {
 		return nil, fmt.Sprintf("waypoint %s/%s is not ready (no Gateway with an address)", wns, name)
 	}
 	var nsLabels map[string]string
-	if n := meta.Namespace(ns); n != nil {
+	if n := m.namespace(c, ns); n != nil {
 		nsLabels = n.Labels
 	}
 	if !w.admits(ns, nsLabels) {
@@ -63,20 +63,20 @@ func resolveWaypoint(meta Metadata, ns, wns, name string) (*Waypoint, string) {
 
 // instanceOf returns the waypoint a workload is an instance of: a pod
 // labelled with the name of a waypoint of its namespace.
-func instanceOf(meta Metadata, ns string, objLabels map[string]string) *Waypoint {
+func instanceOf(m *meta, c model.ClusterID, ns string, objLabels map[string]string) *Waypoint {
 	if gw := objLabels[labelGatewayName]; gw != "" {
-		return meta.Waypoint(ns, gw)
+		return m.waypoint(c, ns, gw)
 	}
 	return nil
 }
 
 // workloadWaypoint is the waypoint of a workload: none for an instance of
 // a waypoint, else the one it uses when that one takes workload traffic.
-func workloadWaypoint(meta Metadata, ns string, objLabels map[string]string) (*Waypoint, string) {
-	if instanceOf(meta, ns, objLabels) != nil {
+func workloadWaypoint(m *meta, c model.ClusterID, ns string, objLabels map[string]string) (*Waypoint, string) {
+	if instanceOf(m, c, ns, objLabels) != nil {
 		return nil, ""
 	}
-	w, own, problem := waypointFor(meta, ns, objLabels)
+	w, own, problem := waypointFor(m, c, ns, objLabels)
 	if w == nil {
 		return nil, problem
 	}
@@ -91,11 +91,11 @@ func workloadWaypoint(meta Metadata, ns string, objLabels map[string]string) (*W
 
 // serviceWaypoint is the waypoint of a service, when it takes service
 // traffic; a waypoint's or east-west gateway's own Service has none.
-func serviceWaypoint(meta Metadata, svc *model.Service) (*Waypoint, string) {
-	if m := svc.Labels[labelGatewayManaged]; m == managedByMesh || m == managedByEastWest {
+func serviceWaypoint(m *meta, c model.ClusterID, svc *model.Service) (*Waypoint, string) {
+	if managed := svc.Labels[labelGatewayManaged]; managed == managedByMesh || managed == managedByEastWest {
 		return nil, ""
 	}
-	w, _, problem := waypointFor(meta, svc.Namespace, svc.Labels)
+	w, _, problem := waypointFor(m, c, svc.Namespace, svc.Labels)
 	if w == nil {
 		return nil, problem
 	}

@@ -4,9 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/address/workloadapi"
@@ -36,7 +33,7 @@ func pod(name, ip string, labels map[string]string) *model.WorkloadInstance {
 
 // scenario is a Kubernetes Service selecting three pods, and the
 // namespace and waypoint the index reads beside them.
-func scenario(t *testing.T) (*memory.Registry, address.Metadata) {
+func scenario(t *testing.T) *memory.Registry {
 	t.Helper()
 	reg, err := memory.New(memory.Options{})
 	if err != nil {
@@ -45,14 +42,11 @@ func scenario(t *testing.T) (*memory.Registry, address.Metadata) {
 	s := memory.Service("app", "ns1").Port("http", 80).VIP("10.96.0.1").Selector(map[string]string{"app": "app"}).Build()
 	reg.AddService(s)
 	reg.AddWorkload(pod("app-1", "10.0.0.1", nil), pod("app-2", "10.0.0.2", nil), pod("app-3", "10.0.0.3", nil))
-	ip := gatewayv1.IPAddressType
-	wp := &gatewayv1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "wp", Labels: map[string]string{"istio.io/waypoint-for": "all"}},
-		Spec:       gatewayv1.GatewaySpec{GatewayClassName: "istio-waypoint"},
-		Status:     gatewayv1.GatewayStatus{Addresses: []gatewayv1.GatewayStatusAddress{{Type: &ip, Value: "10.0.9.9"}}},
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns1"}}
-	return reg, address.NewStaticMetadata(ns, wp)
+	reg.AddNamespace(&model.Namespace{Name: "ns1"})
+	reg.AddGateway(&model.Gateway{Namespace: "ns1", Name: "wp", Class: "istio-waypoint",
+		Labels:          map[string]string{"istio.io/waypoint-for": "all"},
+		StatusAddresses: []model.GatewayAddress{{Type: model.IPAddressType, Value: "10.0.9.9"}}})
+	return reg
 }
 
 // TestEndToEnd plays ztunnel against the server over TCP: a wildcard
@@ -61,8 +55,8 @@ func scenario(t *testing.T) (*memory.Registry, address.Metadata) {
 // reconnects with the versions it holds and is sent only what changed
 // while it was away.
 func TestEndToEnd(t *testing.T) {
-	reg, meta := scenario(t)
-	e := newEnv(t, reg, envOptions{meta: meta})
+	reg := scenario(t)
+	e := newEnv(t, reg, envOptions{})
 
 	// Wildcard: every address of the index.
 	w := connect(t, e.conn, wildcardRequest())

@@ -34,8 +34,6 @@ type env struct {
 }
 
 type envOptions struct {
-	// meta is the index's metadata; nil is none.
-	meta address.Metadata
 	// register registers the ADS service; nil is srv.Register.
 	register func(*grpc.Server, *wds.Server)
 	// noRegistryRun leaves the registry unsynced: the test runs it.
@@ -46,7 +44,7 @@ type envOptions struct {
 
 func newEnv(t *testing.T, reg *memory.Registry, o envOptions) *env {
 	t.Helper()
-	idx, err := address.New(reg, address.Options{Metadata: o.meta})
+	idx, err := address.New(reg, address.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

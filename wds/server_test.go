@@ -280,8 +280,8 @@ func TestRunEndsStreams(t *testing.T) {
 // with the workloads that back it, as istiod sends them: each under its
 // key, with its own addresses as aliases.
 func TestOnDemandService(t *testing.T) {
-	reg, meta := scenario(t)
-	e := newEnv(t, reg, envOptions{meta: meta})
+	reg := scenario(t)
+	e := newEnv(t, reg, envOptions{})
 	const svc = "ns1/app.ns1.svc.cluster.local"
 	want := []string{"cluster-1//Pod/ns1/app-1", "cluster-1//Pod/ns1/app-2", "cluster-1//Pod/ns1/app-3", svc}
 	for _, name := range []string{"/10.96.0.1", svc} {

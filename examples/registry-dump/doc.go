@@ -18,7 +18,13 @@
 //	                        WorkloadEntries of the others feed one registry each.
 //	-f PATH                 shorthand for -cluster Kubernetes=PATH
 //	-kubeconfig [NAME=]PATH watch a live cluster; repeatable
-//	-o table|json|yaml      output format (json is the registry dump format)
+//	-o table|json|yaml|addresses
+//	                        output format (json is the registry dump format; addresses
+//	                        Istio ambient's address index, package address, as JSON)
+//	-multi-network          with -o addresses: every cluster in the index, as Istio's
+//	                        AMBIENT_ENABLE_MULTI_NETWORK (else the config cluster alone)
+//	-mesh-config FILE       with -o addresses: Istio's mesh config, whose
+//	                        serviceScopeConfigs say which Services are global
 //	-watch                  keep running and print each change
 //	-domain-suffix SUFFIX   service hostname suffix (default cluster.local)
 //	-trust-domain DOMAIN    SPIFFE trust domain (default cluster.local)

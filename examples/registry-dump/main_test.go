@@ -87,36 +87,44 @@ func TestJSONIsTheDumpFormat(t *testing.T) {
 }
 
 // -o addresses prints the demo's address index: every pod, WorkloadEntry
-// and ServiceEntry endpoint of both clusters as a workload, every
-// Service and ServiceEntry host as a service.
+// and ServiceEntry endpoint of the config cluster (east, the first) as a
+// workload, every Service and ServiceEntry host as a service; with
+// -multi-network, every cluster's on the config cluster's network (the
+// demo's clusters are on two).
 func TestAddresses(t *testing.T) {
-	code, out, errs := runCmd(t, "-o", "addresses")
-	if code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, errs)
-	}
-	var doc struct {
-		Workloads []struct {
-			UID       string   `json:"uid"`
-			Addresses []string `json:"addresses"`
-		} `json:"workloads"`
-		Services []struct {
-			Hostname string `json:"hostname"`
-		} `json:"services"`
-	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatal(err)
-	}
-	var pods, entries int
-	for _, w := range doc.Workloads {
-		switch {
-		case strings.Contains(w.UID, "//Pod/"):
-			pods++
-		case strings.Contains(w.UID, "/networking.istio.io/WorkloadEntry/"):
-			entries++
+	for _, args := range [][]string{{"-o", "addresses"}, {"-o", "addresses", "-multi-network"}} {
+		code, out, errs := runCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d, stderr %q", args, code, errs)
 		}
-	}
-	if pods == 0 || entries == 0 || len(doc.Services) < 7 {
-		t.Errorf("%d pods, %d WorkloadEntries, %d services in\n%s", pods, entries, len(doc.Services), out)
+		var doc struct {
+			Workloads []struct {
+				UID       string `json:"uid"`
+				ClusterID string `json:"clusterId"`
+				Network   string `json:"network"`
+			} `json:"workloads"`
+			Services []struct {
+				Hostname string `json:"hostname"`
+			} `json:"services"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var pods, entries int
+		for _, w := range doc.Workloads {
+			switch {
+			case strings.Contains(w.UID, "//Pod/"):
+				pods++
+			case strings.Contains(w.UID, "/networking.istio.io/WorkloadEntry/"):
+				entries++
+			}
+			if w.ClusterID != "" && w.ClusterID != "east" || w.Network != "" && w.Network != "network-east" {
+				t.Errorf("%q: workload %s of cluster %s on network %s, want the config cluster's", args, w.UID, w.ClusterID, w.Network)
+			}
+		}
+		if pods == 0 || entries == 0 || len(doc.Services) < 6 {
+			t.Errorf("%q: %d pods, %d WorkloadEntries, %d services in\n%s", args, pods, entries, len(doc.Services), out)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"log/slog"
 	"strings"
 	"time"
@@ -30,6 +31,11 @@ type options struct {
 	watch       bool
 	syncTimeout time.Duration
 	verbose     bool
+	// multiNetwork and meshConfig are the address index's
+	// Options.MultiNetwork and the mesh config its ServiceScopes come
+	// from (-o addresses).
+	multiNetwork bool
+	meshConfig   string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -41,6 +47,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.watch, "watch", false, "keep running and print each change")
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 30*time.Second, "how long to wait for live clusters to sync")
 	fs.BoolVar(&o.verbose, "v", false, "log to stderr")
+	fs.BoolVar(&o.multiNetwork, "multi-network", false, "with -o addresses: Istio's AMBIENT_ENABLE_MULTI_NETWORK, every cluster in the index (else the first, the config cluster, alone)")
+	fs.StringVar(&o.meshConfig, "mesh-config", "", "with -o addresses: Istio's mesh config `file`, whose serviceScopeConfigs say which Services are global")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -60,6 +68,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			return nil, usageError{errors.New("-watch prints the registry's changes; it does not go with -o addresses")}
 		}
 	default:
+		if o.multiNetwork || o.meshConfig != "" {
+			return nil, usageError{errors.New("-multi-network and -mesh-config go with -o addresses")}
+		}
 		return nil, usageError{fmt.Errorf("-o %q: want table, json, yaml or addresses", o.output)}
 	}
 	return o, nil
@@ -108,7 +119,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if o.output == "addresses" {
-		if err := writeAddresses(ctx, stdout, built, o.syncTimeout); err != nil {
+		opts := address.Options{TrustDomain: cfg.TrustDomain, MultiNetwork: o.multiNetwork}
+		if o.meshConfig != "" {
+			data, err := os.ReadFile(o.meshConfig)
+			if err == nil {
+				opts.ServiceScopes, err = address.ParseServiceScopes(data)
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "registry-dump: -mesh-config: %v\n", err)
+				return 2
+			}
+		}
+		if err := writeAddresses(ctx, stdout, built, opts, o.syncTimeout); err != nil {
 			fmt.Fprintf(stderr, "registry-dump: %v\n", err)
 			return 1
 		}
@@ -159,21 +181,24 @@ func write(w io.Writer, format string, d *registry.Dump) error {
 }
 
 // writeAddresses runs the address index over the aggregate until it has
-// synced, and writes it.
-func writeAddresses(ctx context.Context, w io.Writer, built *sources.Built, timeout time.Duration) error {
-	idx, meta, err := built.AddressIndex(address.Options{})
+// synced and applied everything the aggregate holds, and writes it.
+func writeAddresses(ctx context.Context, w io.Writer, built *sources.Built, opts address.Options, timeout time.Duration) error {
+	idx, err := built.AddressIndex(opts)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 2)
-	go func() { done <- meta.Run(ctx) }()
+	done := make(chan error, 1)
 	go func() { done <- idx.Run(ctx) }()
-	defer func() { cancel(); <-done; <-done }()
+	defer func() { cancel(); <-done }()
 	deadline := time.After(timeout)
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
-	for !idx.HasSynced() {
+	// The aggregate has its initial state (it runs and synced before
+	// this is called); the index has it once it synced and has applied
+	// every event the aggregate delivered, the aggregate being settled.
+	settler := registry.Settler(built.Aggregate)
+	for !idx.HasSynced() || !settler.Settled() || !idx.Settled() {
 		select {
 		case <-deadline:
 			return fmt.Errorf("address index not synced after %s", timeout)

@@ -58,12 +58,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if built != nil {
 		// The index reads each cluster's network and the config
 		// cluster's Namespaces and Gateways (waypoints).
-		idx, meta, err := built.AddressIndex(address.Options{TrustDomain: c.sources.TrustDomain, Logger: log})
+		idx, err := built.AddressIndex(address.Options{TrustDomain: c.sources.TrustDomain, Logger: log})
 		if err != nil {
 			fmt.Fprintf(stderr, "xds-server: %v\n", err)
 			return 2
 		}
-		opts.addresses = &addressIndex{idx: idx, meta: meta}
+		opts.addresses = idx
 	}
 	xdsLis, err := net.Listen("tcp", c.xdsAddr)
 	if err != nil {
@@ -105,30 +105,19 @@ type serveOptions struct {
 	// resolver resolves the gateways' host names; nil is the system's.
 	resolver proxyview.Resolver
 	// addresses is the address index WDS serves; nil is an index over
-	// the registry with no metadata (no namespaces, no waypoints).
-	addresses *addressIndex
+	// the registry.
+	addresses *address.Index
 	// trustDomain is the trust domain of that index; "" is
 	// cluster.local.
 	trustDomain string
 }
 
-// addressIndex is an address index and the metadata it reads, to run
-// beside it (nil when none).
-type addressIndex struct {
-	idx  *address.Index
-	meta interface{ Run(context.Context) error }
-}
-
 // addressIndex returns o.addresses, else an index over reg.
-func (o serveOptions) addressIndex(reg Registry, log *slog.Logger) (*addressIndex, error) {
+func (o serveOptions) addressIndex(reg Registry, log *slog.Logger) (*address.Index, error) {
 	if o.addresses != nil {
 		return o.addresses, nil
 	}
-	idx, err := address.New(reg, address.Options{TrustDomain: o.trustDomain, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	return &addressIndex{idx: idx}, nil
+	return address.New(reg, address.Options{TrustDomain: o.trustDomain, Logger: log})
 }
 
 // serve runs the registry, its proxy view, the pushes to the xDS nodes,
@@ -142,7 +131,7 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, o s
 		log = slog.New(slog.DiscardHandler)
 	}
 	view, err := proxyview.New(reg, proxyview.Options{Logger: log, Resolver: o.resolver})
-	var addrs *addressIndex
+	var addrs *address.Index
 	if err == nil {
 		addrs, err = o.addressIndex(reg, log)
 	}
@@ -151,7 +140,7 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, o s
 		debugLis.Close()
 		return err
 	}
-	workloads := wds.NewServer(addrs.idx, wds.Options{Logger: log})
+	workloads := wds.NewServer(addrs, wds.Options{Logger: log})
 	nodes := xds.NewNodes(view, log)
 	metrics := debug.NewMetrics(prom, func() debug.Served {
 		n, res := nodes.Counts()
@@ -185,10 +174,7 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, o s
 			metrics.ObservePush(p.Changes, time.Since(began))
 		})
 	})
-	if addrs.meta != nil {
-		start("address metadata", addrs.meta.Run)
-	}
-	start("address index", addrs.idx.Run)
+	start("address index", addrs.Run)
 	start("wds", workloads.Run)
 	start("xds server", func(ctx context.Context) error {
 		return xds.Serve(ctx, xdsLis, nodes, xds.ServerOptions{
@@ -196,7 +182,7 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, o s
 		})
 	})
 	start("debug server", func(ctx context.Context) error {
-		h := debug.NewHandler(ready{reg, view, addrs.idx}, view, debugNodes{nodes}, metrics, log)
+		h := debug.NewHandler(ready{reg, view, addrs}, view, debugNodes{nodes}, metrics, log)
 		return debug.Serve(ctx, debugLis, h, shutdownGrace, log)
 	})
 	wg.Wait()

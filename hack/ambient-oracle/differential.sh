@@ -2,11 +2,12 @@
 # Differential testing of meshreg's address index against Istio's ambient
 # index (the oracle in this directory) over random worlds: the
 # reliability tier's generator writes N worlds as manifests
-# (internal/reliability/cmd/worlds), and for each world's config cluster
-# (cluster-a.yaml; Istio's ambient index reads the config cluster alone
-# without its multi-network switch) the oracle and
-# `registry-dump -o addresses` print the index; compare.py checks the two,
-# allowing the differences of allowed.txt (scenario name world-<seed>).
+# (internal/reliability/cmd/worlds), and for each world's clusters
+# (cluster-a.yaml, the config cluster, then the others; both indexes hold
+# the config cluster's alone, Istio's multi-network switch being off)
+# the oracle and `registry-dump -o addresses` print the index; compare.py
+# checks the two, allowing the differences of allowed.txt (scenario name
+# world-<seed>).
 #
 #   hack/ambient-oracle/differential.sh [N] [SEED]
 #
@@ -44,10 +45,15 @@ go build -o "$out/registry-dump" ./examples/registry-dump || exit 2
 pass=0 fail=0
 for dir in "$out"/worlds/world-*/; do
   name=$(basename "$dir")
-  if ! "$oracle" -cluster "a=$dir/cluster-a.yaml" -o "$out/$name.istio.json" 2>"$out/$name.istio.err"; then
+  args=()
+  for f in "$dir"/cluster-*.yaml; do
+    id=$(basename "$f" .yaml); id=${id#cluster-}
+    args+=(-cluster "$id=$f")
+  done
+  if ! "$oracle" "${args[@]}" -o "$out/$name.istio.json" 2>"$out/$name.istio.err"; then
     echo "== $name: the oracle failed:"; sed 's/^/   /' "$out/$name.istio.err"; fail=$((fail+1)); continue
   fi
-  if ! "$out/registry-dump" -o addresses -cluster "a=$dir/cluster-a.yaml" >"$out/$name.meshreg.json" 2>"$out/$name.meshreg.err"; then
+  if ! "$out/registry-dump" -o addresses "${args[@]}" >"$out/$name.meshreg.json" 2>"$out/$name.meshreg.err"; then
     echo "== $name: registry-dump failed:"; sed 's/^/   /' "$out/$name.meshreg.err"; fail=$((fail+1)); continue
   fi
   if python3 "$here/compare.py" --allowed "$here/allowed.txt" --scenario "$name" "$out/$name.istio.json" "$out/$name.meshreg.json" >"$out/$name.diff"; then

@@ -11,7 +11,8 @@
 # built as README.md says). The clusters are the scenario's
 # cluster-*.yaml in name order, the first the config cluster, as the test
 # reads them; options.json's trustDomain becomes -trust-domain, its
-# multiNetwork -multi-network. Prints one block per scenario with
+# multiNetwork -multi-network, its meshConfig (a file of the scenario's)
+# -mesh-config. Prints one block per scenario with
 # differences and a summary line. A development tool: CI does not run it.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,13 +33,15 @@ for dir in testdata/addresses/$glob/; do
   done
   if [ -f "$dir/options.json" ]; then
     read -r -a extra < <(python3 - "$dir/options.json" <<'PY'
-import json, sys
+import json, os, sys
 o = json.load(open(sys.argv[1]))
 args = []
 if o.get("trustDomain"):
     args += ["-trust-domain", o["trustDomain"]]
 if o.get("multiNetwork"):
     args += ["-multi-network"]
+if o.get("meshConfig"):
+    args += ["-mesh-config", os.path.join(os.path.dirname(sys.argv[1]), o["meshConfig"])]
 print(" ".join(args))
 PY
 )

@@ -21,8 +21,8 @@ import (
 )
 
 // TestAddressIndexOverTheAPIServer runs the address index over a kube
-// controller and KubeMetadata on the real API server, with the Gateway
-// API's CRDs installed: a pod of a namespace that uses a waypoint gets
+// controller on the real API server, with the Gateway API's CRDs
+// installed, the controller publishing the namespaces and Gateways: a pod of a namespace that uses a waypoint gets
 // it once the Gateway has an address in its status, loses it when the
 // namespace's label goes, and turns UNHEALTHY when it is no longer Ready.
 func TestAddressIndexOverTheAPIServer(t *testing.T) {
@@ -51,17 +51,15 @@ func TestAddressIndexOverTheAPIServer(t *testing.T) {
 	must(t, err)
 	mkPod(t, ctx, ns, "app", "", "10.72.0.1", map[string]string{"app": "a"}, true)
 
-	c := runKube(t, env.kube, kube.Options{ClusterID: "it"})
-	meta := address.NewKubeMetadata(env.kube, gc, address.KubeMetadataOptions{Cluster: "it"})
-	idx, err := address.New(c, address.Options{Metadata: meta, ConfigCluster: "it"})
+	c := runKube(t, env.kube, kube.Options{ClusterID: "it", GatewayClient: gc})
+	idx, err := address.New(c, address.Options{ConfigCluster: "it"})
 	must(t, err)
 	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 2)
-	go func() { done <- meta.Run(runCtx) }()
+	done := make(chan error, 1)
 	go func() { done <- idx.Run(runCtx) }()
 	defer func() {
 		stop()
-		for range 2 {
+		for range 1 {
 			if err := <-done; err != nil {
 				t.Error(err)
 			}

@@ -85,22 +85,10 @@ type Built struct {
 }
 
 // AddressIndex returns the address index (Istio ambient's) over the
-// aggregate, with each cluster's VIPs on the network its kube controller
-// reports, and the metadata it reads: the config cluster's Namespaces and
-// Gateways. Run both.
-func (b *Built) AddressIndex(opts address.Options) (*address.Index, *address.KubeMetadata, error) {
-	net := func(c model.ClusterID) model.NetworkID {
-		if k := b.kubes[c]; k != nil {
-			return k.Network()
-		}
-		return ""
-	}
-	meta := address.NewKubeMetadata(b.configKube, b.configGateway, address.KubeMetadataOptions{Cluster: b.configID, Network: net(b.configID)})
-	opts.Metadata = meta
-	opts.ClusterNetwork = net
+// aggregate, with the first cluster as its config cluster. Run it.
+func (b *Built) AddressIndex(opts address.Options) (*address.Index, error) {
 	opts.ConfigCluster = b.configID
-	idx, err := address.New(b.Aggregate, opts)
-	return idx, meta, err
+	return address.New(b.Aggregate, opts)
 }
 
 // MCS are the Multi-Cluster Services switches of kube.MCSOptions.

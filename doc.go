@@ -74,6 +74,10 @@
 //     messages); wds serves it over delta xDS.
 //   - debughttp: a read-only HTTP handler that shows a registry and a
 //     proxy's view, paged and bounded, to mount on your own mux.
+//   - fixture: the kube and serviceentry controllers under an aggregate on
+//     fake clientsets, followed to a settled state, for unit tests of code
+//     that runs them; kube/crinformers: the kube controller on a
+//     controller-runtime manager's informers.
 //
 // # Contracts in brief
 //

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/meshreg/meshreg/internal/metrics"
+	"github.com/meshreg/meshreg/internal/syncreport"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -106,6 +107,9 @@ type member struct {
 // ErrInvalidOptions.
 func New(opts Options) (*Controller, error) {
 	opts = opts.defaults()
+	if opts.SyncReportInterval < 0 {
+		return nil, fmt.Errorf("aggregate: negative SyncReportInterval %v: %w", opts.SyncReportInterval, ErrInvalidOptions)
+	}
 	if err := validateMeshNetworks(opts.MeshNetworks); err != nil {
 		return nil, fmt.Errorf("aggregate: mesh networks: %w: %w", ErrInvalidOptions, err)
 	}
@@ -133,6 +137,7 @@ var (
 	_ registry.GatewayDiscovery  = (*Controller)(nil)
 	_ registry.MetadataDiscovery = (*Controller)(nil)
 	_ registry.Settler           = (*Controller)(nil)
+	_ registry.SyncReporter      = (*Controller)(nil)
 )
 
 func shardOf(r registry.Registry) model.ShardKey {
@@ -319,6 +324,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.start(m)
 	}
 	c.markIfReady() // with no members, or only synced ones
+	c.wg.Go(func() { syncreport.Watch(ctx, c.opts.Logger, c.opts.SyncReportInterval, c.PendingSync) })
 	c.mu.Unlock()
 
 	<-ctx.Done()

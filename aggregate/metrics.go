@@ -11,6 +11,6 @@ func (c *Controller) newMetrics() (*metrics.Registry, error) {
 		return nil, err
 	}
 	c.global.st.Observe(m)
-	m.Watch(metrics.State{Discovery: c, QueueDepths: c.global.st.QueueDepths})
+	m.Watch(metrics.State{Discovery: c, QueueDepths: c.global.st.QueueDepths, SyncPending: c.PendingSync})
 	return m, nil
 }

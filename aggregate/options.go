@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
 )
 
 // Options configure an aggregate Controller. The zero value is valid; each
@@ -46,6 +47,16 @@ type Options struct {
 	// nil, none. The value must not be modified afterwards.
 	MeshNetworks *model.MeshNetworks
 
+	// SyncReportInterval is how long Run waits for the initial sync
+	// before it logs, at Warn, what holds it back (each member's
+	// PendingSync: which registries, and which of their informers by
+	// kind and cluster), and how often it logs again while it waits. The
+	// same is in PendingSync, debughttp's /sync and the
+	// meshreg_sync_pending metric at any time. Give each member the same
+	// Logger for its own records. Default 0:
+	// registry.DefaultSyncReportInterval (10s); negative is New's error.
+	SyncReportInterval time.Duration
+
 	// SyncPollInterval is how often the aggregate looks again at whether
 	// the workloads it handed between registries have been applied
 	// (registry.Settler), while that alone holds its first sync back:
@@ -74,6 +85,10 @@ func (o Options) defaults() Options {
 	if o.SyncPollInterval <= 0 {
 		o.SyncPollInterval = 50 * time.Millisecond
 	}
+	if o.SyncReportInterval == 0 {
+		o.SyncReportInterval = registry.DefaultSyncReportInterval
+	}
+	// MeshNetworks: nil means none. Metrics: nil means none.
 	// SyncTimeout: 0 is the default (no timeout).
 	return o
 }

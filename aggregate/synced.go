@@ -43,6 +43,53 @@ func (c *Controller) Settled() bool {
 	return c.global.st.Idle() && c.handed.Load() == before
 }
 
+// PendingSync returns what the aggregate's initial sync waits for: Run
+// (registry.PendingRun, with the aggregate's zero shard); each member
+// that has not synced, with what its own PendingSync says (its
+// informers, by kind, in its cluster) or, for a registry that is not a
+// registry.SyncReporter, registry.PendingSource; each member that has
+// synced but not yet applied the workloads handed to it
+// (registry.PendingSettle); then the merged initial state's delivery to
+// the aggregate's subscribers (registry.PendingInitial). A member past
+// Options.SyncTimeout holds nothing back and is not named. It returns
+// nil once the aggregate has synced. Safe for concurrent use.
+func (c *Controller) PendingSync() []registry.Pending {
+	if c.HasSynced() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.ran {
+		return []registry.Pending{{Reason: registry.PendingRun}}
+	}
+	var out []registry.Pending
+	for _, m := range c.allMembers() {
+		if c.members[m.shard] != m {
+			continue // a replacement, which holds nothing back
+		}
+		if m.hasSynced() {
+			if s, ok := m.reg.(registry.Settler); ok && !c.marked && !s.Settled() {
+				out = append(out, registry.Pending{Shard: m.shard, Reason: registry.PendingSettle})
+			}
+			continue
+		}
+		if c.timedOut(m) {
+			continue
+		}
+		if sr, ok := m.reg.(registry.SyncReporter); ok {
+			if ps := sr.PendingSync(); len(ps) > 0 {
+				out = append(out, ps...)
+				continue
+			}
+		}
+		out = append(out, registry.Pending{Shard: m.shard, Reason: registry.PendingSource})
+	}
+	if len(out) == 0 {
+		return []registry.Pending{{Reason: registry.PendingInitial}}
+	}
+	return registry.SortPending(out)
+}
+
 // checkSync marks the merged state synced if it is ready. It runs when
 // something the first sync waits for may have happened: a member synced
 // (its SyncedEvent), timed out, or may have settled.

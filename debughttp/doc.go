@@ -15,6 +15,8 @@
 //	/gateways         network gateways (a registry that knows them)
 //	/proxy            one proxy's view (with Options.View): ?namespace=&cluster=&network=&ip=A,B&region=&zone=&subzone=&node=
 //	                  its visible services with their VIPs; &service=NAMESPACE/HOSTNAME that service's endpoints for it
+//	/sync             whether the registry has synced and, until it has, what it waits for: registries,
+//	                  and their informers that have not listed, by kind and cluster (registry.SyncReporter)
 //
 // Lists are paged: ?limit= (default Options.PageSize, at most
 // Options.MaxPageSize) and ?offset=; a page says the total and the next

@@ -68,12 +68,13 @@ func New(reg registry.Discovery, opts Options) http.Handler {
 	h.mux.HandleFunc("GET /diagnostics", h.diagnostics)
 	h.mux.HandleFunc("GET /gateways", h.gateways)
 	h.mux.HandleFunc("GET /proxy", h.proxy)
+	h.mux.HandleFunc("GET /sync", h.sync)
 	return h
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
-var paths = []string{"/dump", "/services", "/endpoints", "/workloads", "/diagnostics", "/gateways", "/proxy"}
+var paths = []string{"/dump", "/services", "/endpoints", "/workloads", "/diagnostics", "/gateways", "/proxy", "/sync"}
 
 func (h *handler) index(w http.ResponseWriter, _ *http.Request) {
 	h.write(w, map[string][]string{"paths": paths})

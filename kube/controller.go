@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,8 +51,12 @@ type Controller struct {
 	metrics *metrics.Registry
 
 	informers []informer
-	started   atomic.Bool
-	in        *inbox
+	// listing is the informers whose initial lists the initial sync
+	// waits for, set by Run once their handlers are added; PendingSync
+	// reads it from any goroutine.
+	listing atomic.Pointer[[]informer]
+	started atomic.Bool
+	in      *inbox
 	// network is the cluster's network as the worker last decided it,
 	// for Network.
 	network atomic.Pointer[model.NetworkID]
@@ -104,6 +109,7 @@ var (
 	_ registry.WorkloadHandler     = (*Controller)(nil)
 	_ registry.Settler             = (*Controller)(nil)
 	_ registry.MeshNetworksHandler = (*Controller)(nil)
+	_ registry.SyncReporter        = (*Controller)(nil)
 )
 
 // New returns a controller over the cluster that client talks to. It
@@ -152,7 +158,7 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 	} else {
 		c.informers = c.newInformers(client)
 	}
-	m.Watch(metrics.State{Discovery: c, QueueDepths: st.QueueDepths, Pending: c.pendingEndpoints})
+	m.Watch(metrics.State{Discovery: c, QueueDepths: st.QueueDepths, Pending: c.pendingEndpoints, SyncPending: c.PendingSync})
 	return c, nil
 }
 
@@ -209,8 +215,12 @@ func (c *Controller) Run(ctx context.Context) error {
 		cancel()
 		return err
 	}
+	listing := slices.Clone(c.informers)
+	c.listing.Store(&listing)
+	var reporting sync.WaitGroup
+	c.reportSync(ctx, &reporting)
 	wait := runInformers(ctx, c.informers, c.wake)
-	defer func() { cancel(); wait(); mcs.wait(); removeHandlers(c.informers) }()
+	defer func() { cancel(); wait(); mcs.wait(); reporting.Wait(); removeHandlers(c.informers) }()
 	for {
 		select {
 		case <-ctx.Done():

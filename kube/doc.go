@@ -15,6 +15,23 @@
 // that arrive together are converted together: subscribers see the
 // resulting state, never the states in between.
 //
+// Readiness, as a slice you write is read: an endpoint with ready true
+// (or ready unset) is Healthy; ready: false with terminating: false is
+// Unhealthy; ready: false with terminating true, or with terminating
+// unset, is Terminating (Istio's rule: an endpoint that does not say it
+// is not terminating is taken as going away; Draining instead when its
+// Service carries one of Options.DrainingLabels and it still serves,
+// serving true or unset). proxyview sends a
+// Terminating endpoint to no proxy, and an Unhealthy one as unhealthy.
+// Kubernetes' EndpointSlice controller always writes terminating; a
+// slice written by hand or in a test for a pod that is merely not ready
+// needs terminating: false to be Unhealthy.
+//
+// In tests, the controller runs on client-go's fake clientset as it is;
+// see "Testing on fake clientsets" below, and package fixture, which runs
+// it (and the serviceentry controller, under an aggregate) on fakes and
+// follows it to a settled state.
+//
 // Values handed out are never modified. An endpoint that did not change
 // when its service was converted again keeps its identity: the registry
 // hands out the same *model.Endpoint as before, so a consumer may skip
@@ -133,4 +150,31 @@
 // kubernetes.io/service-name label are ignored; pods without an IP yield
 // no workload. A ServiceImport's malformed IPs and bad ports are dropped,
 // with a diagnostic.
+//
+// # Testing on fake clientsets
+//
+// Since client-go v0.35 an informer, by default, streams its initial
+// list (the WatchListClient feature: a watch with sendInitialEvents,
+// ended by a bookmark) unless its ListerWatcher says the client cannot. A
+// fake over client-go's object tracker (kubernetes/fake, istio
+// client-go's fake, the MCS API's and Gateway API's fakes) never sends
+// the bookmark, so an informer that streams from one never syncs, and
+// neither does a registry waiting for it.
+//
+// The controller's own informers (the default) and its Gateway API and
+// MCS informers list on any such fake: nothing to set. Shared informers
+// (Options.Informers) are their owner's: a client-go
+// SharedInformerFactory's ask the fake and list too; informers that do
+// not ask (istio client-go's generated ones, a cache.ListWatch of your
+// own) hang on a fake. Either call fixture.RefuseWatchList on the fake
+// before the informers start (the fake then refuses the streaming
+// request, as an API server without the feature does, and the informers
+// list), or set KUBE_FEATURE_WatchListClient=false in the test process's
+// environment before any informer is created (client-go reads it once,
+// for the whole process: for example with os.Setenv in TestMain).
+//
+// A registry that waits says for what: PendingSync (the informers that
+// have not listed, by kind), WaitSynced's error (a *registry.SyncError),
+// a Warn log record after Options.SyncReportInterval and each interval
+// after, debughttp's /sync and the meshreg_sync_pending metric.
 package kube

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/meshreg/meshreg/internal/watchlist"
 )
 
 // informer watches one kind of object for the controller: an informer of
@@ -130,15 +132,15 @@ func runInformers(ctx context.Context, infs []informer, listed func()) (wait fun
 }
 
 // listWatch returns the ListerWatcher of one resource of client (a
-// kubernetes.Interface, or another generated clientset), with the
-// watch-list semantics client supports, as client-go's generated
-// informers build theirs.
+// kubernetes.Interface, or another generated clientset), which streams
+// its initial list (client-go's watch-list protocol) unless client
+// cannot: a fake clientset lists (internal/watchlist).
 //
 // lists is called for each list the informer makes: a List call, or a
 // watch that starts with the initial state (a watch list); the first is
 // its initial list, any later one a relist.
 func listWatch[L runtime.Object](client any, list func(context.Context, metav1.ListOptions) (L, error), watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error), lists func()) cache.ListerWatcher {
-	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+	return watchlist.ListerWatcher(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			lists()
 			return list(ctx, opts)

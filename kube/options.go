@@ -15,6 +15,7 @@ import (
 	mcsclient "sigs.k8s.io/mcs-api/pkg/client/clientset/versioned"
 
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
 )
 
 // Options configure a Controller. The zero value is valid: every field
@@ -60,6 +61,14 @@ type Options struct {
 	// Logger receives the controller's logs. Default: a logger that
 	// discards everything.
 	Logger *slog.Logger
+
+	// SyncReportInterval is how long Run waits for the initial sync
+	// before it logs, at Warn, what holds it back (the informers that
+	// have not delivered their lists, by kind; see PendingSync), and how
+	// often it logs again while it waits. The same is in PendingSync,
+	// debughttp's /sync and the meshreg_sync_pending metric at any time.
+	// Default 0: registry.DefaultSyncReportInterval (10s).
+	SyncReportInterval time.Duration
 
 	// ResyncPeriod is the informers' resync period. Default 0: no
 	// resync (the controller's state does not drift, so it needs none).
@@ -230,6 +239,9 @@ func (o Options) defaults() Options {
 	if o.InitialSyncWorkers == 0 {
 		o.InitialSyncWorkers = runtime.GOMAXPROCS(0)
 	}
+	if o.SyncReportInterval == 0 {
+		o.SyncReportInterval = registry.DefaultSyncReportInterval
+	}
 	return o
 }
 
@@ -255,6 +267,9 @@ func (o Options) validate() error {
 	}
 	if o.ResyncPeriod < 0 {
 		return fmt.Errorf("kube: negative ResyncPeriod %v", o.ResyncPeriod)
+	}
+	if o.SyncReportInterval < 0 {
+		return fmt.Errorf("kube: negative SyncReportInterval %v", o.SyncReportInterval)
 	}
 	if o.InitialSyncWorkers < 0 {
 		return fmt.Errorf("kube: negative InitialSyncWorkers %d", o.InitialSyncWorkers)

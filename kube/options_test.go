@@ -13,6 +13,7 @@ import (
 	mcsfake "sigs.k8s.io/mcs-api/pkg/client/clientset/versioned/fake"
 
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
 )
 
 // TestOptionsDefaults fails when a field of Options is added without
@@ -37,6 +38,7 @@ func TestOptionsDefaults(t *testing.T) {
 		"Metrics":            prometheus.Registerer(nil),
 		"Informers":          (*SharedInformers)(nil),
 		"MCS":                MCSOptions{CheckInterval: DefaultMCSCheckInterval},
+		"SyncReportInterval": registry.DefaultSyncReportInterval,
 	}
 	v := reflect.ValueOf(got)
 	for i := range v.NumField() {
@@ -84,6 +86,9 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	}
 	if _, err := New(f, Options{InitialSyncWorkers: -1}); err == nil {
 		t.Error("New accepted a negative InitialSyncWorkers")
+	}
+	if _, err := New(f, Options{SyncReportInterval: -1}); err == nil {
+		t.Error("New accepted a negative SyncReportInterval")
 	}
 }
 

@@ -14,6 +14,11 @@
 //	memory.Registry             yes     yes          yes                             yes
 //	aggregate.Controller        yes                  yes                             yes
 //
+// Every one of them is also a SyncReporter: PendingSync says what its
+// initial sync still waits for (Run, an informer's list by kind, a
+// member of the aggregate), which WaitSynced's error (a *SyncError), the
+// registries' logs once a sync is slow, debughttp and the metrics show.
+//
 // The aggregate merges registries of every provider and cluster, so it has
 // no Provider or Cluster of its own and is a Reader (and a Controller), not
 // a Registry. The optional roles are found by type assertion where they

@@ -34,8 +34,12 @@ type SyncHandler interface {
 
 // WaitSynced blocks until r's initial state is complete, as a
 // subscription of its own learns from r's SyncedEvent, or until ctx is
-// done, and returns ctx's error then. It polls nothing, and the
-// subscription takes no other event.
+// done. It polls nothing, and the subscription takes no other event.
+//
+// When ctx ends first, the error is a *SyncError that names what r still
+// waited for (when r is a SyncReporter: every registry of meshreg and
+// the aggregate are) and wraps ctx's error, so that errors.Is(err,
+// context.DeadlineExceeded) holds after a timeout.
 func WaitSynced(ctx context.Context, r Reader) error {
 	synced := make(chan struct{})
 	var once sync.Once
@@ -45,6 +49,10 @@ func WaitSynced(ctx context.Context, r Reader) error {
 	case <-synced:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		e := &SyncError{Err: ctx.Err()}
+		if sr, ok := r.(SyncReporter); ok {
+			e.Pending = sr.PendingSync()
+		}
+		return e
 	}
 }

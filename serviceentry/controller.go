@@ -14,6 +14,7 @@ import (
 
 	"github.com/meshreg/meshreg/internal/metrics"
 	"github.com/meshreg/meshreg/internal/store"
+	"github.com/meshreg/meshreg/internal/syncreport"
 	"github.com/meshreg/meshreg/internal/workqueue"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -72,6 +73,7 @@ var (
 	_ registry.Registry        = (*Controller)(nil)
 	_ registry.WorkloadHandler = (*Controller)(nil)
 	_ registry.Settler         = (*Controller)(nil)
+	_ registry.SyncReporter    = (*Controller)(nil)
 )
 
 // New returns a controller over src. It does nothing until Run. With a
@@ -81,6 +83,9 @@ func New(src Source, opts Options) (*Controller, error) {
 		return nil, errors.New("serviceentry: nil Source")
 	}
 	opts = opts.defaults()
+	if opts.SyncReportInterval < 0 {
+		return nil, fmt.Errorf("serviceentry: negative SyncReportInterval %v", opts.SyncReportInterval)
+	}
 	nsf, err := newNSFilter(opts.NamespaceSelector, src)
 	if err != nil {
 		return nil, err
@@ -103,7 +108,7 @@ func New(src Source, opts Options) (*Controller, error) {
 		state:     newState(convCtx{Cluster: opts.ClusterID, TrustDomain: opts.TrustDomain}, st, opts.Logger),
 		in:        workqueue.New(newQueued(), (*queued).empty),
 	}
-	m.Watch(metrics.State{Discovery: c, QueueDepths: st.QueueDepths})
+	m.Watch(metrics.State{Discovery: c, QueueDepths: st.QueueDepths, SyncPending: c.PendingSync})
 	return c, nil
 }
 
@@ -176,6 +181,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer unsubscribe()
 	srcDone := make(chan error, 1)
 	wg.Go(func() { srcDone <- c.src.Run(ctx) })
+	wg.Go(func() {
+		syncreport.Watch(ctx, c.opts.Logger.With("cluster", string(c.opts.ClusterID)), c.opts.SyncReportInterval, c.PendingSync)
+	})
 
 	if err := c.waitForSource(ctx, srcDone); err != nil || ctx.Err() != nil {
 		return err

@@ -8,8 +8,9 @@
 // A Controller reads its objects from a Source: an InformerSource over a
 // cluster's networking.istio.io/v1 objects (istio client-go informers), or
 // a StaticSource whose objects are added, replaced and deleted from code,
-// for manifests (see internal/manifest), tests and control planes that get
-// their configuration elsewhere. Pods reach workloadSelectors through
+// for manifests (decode them with istio client-go's scheme, or
+// sigs.k8s.io/yaml into networkingv1.ServiceEntry and WorkloadEntry),
+// tests and control planes that get their configuration elsewhere. Pods reach workloadSelectors through
 // HandleWorkload, wired to the kube controllers by the aggregate, and so do
 // the WorkloadEntries of other clusters (see below). An entry keeps the
 // workloads it selects, and selection goes through a label index: an
@@ -125,4 +126,23 @@
 // The Controller publishes through internal/store: service events,
 // endpoint events (the full set of one service), and workload events for
 // WorkloadEntries; an update that changes nothing publishes nothing.
+//
+// # Testing on fake clientsets
+//
+// An InformerSource runs on istio client-go's fake clientset
+// (fake.NewSimpleClientset) as it is: its informers list. A
+// NewSharedInformerSource over an istio SharedInformerFactory built on
+// that fake does not sync unless you act: since client-go v0.35 an
+// informer streams its initial list by default (the WatchListClient
+// feature) unless told the client cannot, istio client-go's generated
+// informers never ask, and its fake never sends the bookmark that ends
+// the stream. The registry's PendingSync, its Warn log record after
+// Options.SyncReportInterval, and WaitSynced's error then name the
+// ServiceEntry and WorkloadEntry informers. Call
+// fixture.RefuseWatchList(fake) before the factory starts (the fake
+// refuses the streaming request, as an API server without the feature
+// does, and the informers list and watch), or set
+// KUBE_FEATURE_WatchListClient=false in the test process's environment
+// before any informer is created (client-go reads it once per process).
+// Package fixture runs this controller on the fakes with that done.
 package serviceentry

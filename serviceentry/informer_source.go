@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/meshreg/meshreg/internal/watchlist"
 	"github.com/meshreg/meshreg/model"
 )
 
@@ -68,11 +69,11 @@ const istioGroupVersion = "networking.istio.io/v1"
 // WorkloadEntry's status only its Healthy condition. Labels are kept
 // (selectors, the auto-allocation opt-out).
 //
-// The informers ask client whether it supports the watch-list protocol
-// (client-go's IsWatchListSemanticsUnSupported), as client-go's own
-// generated informers do; istio client-go's generated informers do not,
-// and so hang on its fake clientset. Wrap a fake clientset to say it does
-// not (internal/manifest.IstioClientset does).
+// On a fake clientset (istio client-go's fake.NewSimpleClientset, or any
+// other over client-go's object tracker) the informers list rather than
+// stream their initial objects, which a fake cannot (client-go's
+// watch-list protocol: see the package doc, "Testing on fake
+// clientsets"), so the source syncs on a fake as it is.
 type InformerSource struct {
 	discovery discovery.DiscoveryInterface
 	poll      time.Duration // InformerOptions.CRDPollInterval
@@ -116,7 +117,7 @@ func NewInformerSource(client versioned.Interface, opts InformerOptions) (*Infor
 	ses := client.NetworkingV1().ServiceEntries(ns)
 	wes := client.NetworkingV1().WorkloadEntries(ns)
 	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
-	seInf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+	seInf := cache.NewSharedIndexInformer(watchlist.ListerWatcher(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return ses.List(ctx, o)
 		},
@@ -124,7 +125,7 @@ func NewInformerSource(client versioned.Interface, opts InformerOptions) (*Infor
 			return ses.Watch(ctx, o)
 		},
 	}, client), &networkingv1.ServiceEntry{}, opts.ResyncPeriod, indexers)
-	weInf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+	weInf := cache.NewSharedIndexInformer(watchlist.ListerWatcher(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return wes.List(ctx, o)
 		},
@@ -146,7 +147,7 @@ func NewInformerSource(client versioned.Interface, opts InformerOptions) (*Infor
 	}
 	if kc := opts.Namespaces; kc != nil {
 		nss := kc.CoreV1().Namespaces()
-		s.nsInf = cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		s.nsInf = cache.NewSharedIndexInformer(watchlist.ListerWatcher(&cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return nss.List(ctx, o)
 			},

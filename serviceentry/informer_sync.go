@@ -98,3 +98,22 @@ func (s *InformerSource) HasSynced() bool {
 	}
 	return s.nsInf == nil || regs[KindNamespace].HasSynced()
 }
+
+// Unsynced returns the kinds whose informers have not delivered their
+// initial lists to the source (every kind before Run): what its
+// Controller's PendingSync names while the source holds the sync back.
+// A kind the cluster does not serve counts as listed as HasSynced says.
+// Safe for concurrent use.
+func (s *InformerSource) Unsynced() []Kind {
+	p := s.regs.Load()
+	var out []Kind
+	for _, k := range s.crds {
+		if p == nil || !k.synced(s.poll > 0, (*p)[k.kind]) {
+			out = append(out, k.kind)
+		}
+	}
+	if s.nsInf != nil && (p == nil || !(*p)[KindNamespace].HasSynced()) {
+		out = append(out, KindNamespace)
+	}
+	return out
+}

@@ -2,11 +2,13 @@ package serviceentry
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
 )
 
 // DefaultClusterID is the cluster a ServiceEntry registry reports its VIPs
@@ -40,6 +42,13 @@ type Options struct {
 	NamespaceSelector *metav1.LabelSelector
 	// Logger receives the controller's logs. Default: a silent logger.
 	Logger *slog.Logger
+	// SyncReportInterval is how long Run waits for the initial sync
+	// before it logs, at Warn, what holds it back (the source's kinds
+	// whose informers have not listed; see PendingSync), and how often
+	// it logs again while it waits. The same is in PendingSync,
+	// debughttp's /sync and the meshreg_sync_pending metric at any time.
+	// Default 0: registry.DefaultSyncReportInterval (10s).
+	SyncReportInterval time.Duration
 	// WorkloadEntriesOnly makes the controller a cluster's WorkloadEntry
 	// registry, as Istio's WorkloadEntry controller
 	// (serviceentry.NewWorkloadEntryController), which istiod runs for
@@ -79,6 +88,9 @@ func (o Options) defaults() Options {
 	// Metrics: nil means none.
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.SyncReportInterval == 0 {
+		o.SyncReportInterval = registry.DefaultSyncReportInterval
 	}
 	return o
 }

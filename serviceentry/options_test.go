@@ -3,6 +3,9 @@ package serviceentry
 import (
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/meshreg/meshreg/registry"
 )
 
 // zeroDefaults are the Options fields whose default is their zero value,
@@ -19,8 +22,11 @@ func TestOptionsDefaultsEveryField(t *testing.T) {
 			t.Errorf("Options.%s: default is not decided in defaults() and zeroDefaults", name)
 		}
 	}
-	set := Options{ClusterID: "c1", TrustDomain: "td", DomainSuffix: "ds"}
-	if got := set.defaults(); got.ClusterID != "c1" || got.TrustDomain != "td" || got.DomainSuffix != "ds" {
+	if got := (Options{}).defaults().SyncReportInterval; got != registry.DefaultSyncReportInterval {
+		t.Errorf("SyncReportInterval default = %v, want %v", got, registry.DefaultSyncReportInterval)
+	}
+	set := Options{ClusterID: "c1", TrustDomain: "td", DomainSuffix: "ds", SyncReportInterval: time.Minute}
+	if got := set.defaults(); got.ClusterID != "c1" || got.TrustDomain != "td" || got.DomainSuffix != "ds" || got.SyncReportInterval != time.Minute {
 		t.Errorf("defaults() overrode set fields: %+v", got)
 	}
 }

@@ -1,28 +1,32 @@
-// Package workloadapi holds the wire messages of Istio's workload discovery
-// (WDS) API: the Address resources, each a Workload or a Service, that an
-// Istio control plane sends ztunnel over delta xDS under the type URL
+// Package workloadapi holds the wire messages of Istio's workload
+// discovery (WDS) API: what the address index (package address) computes
+// and package wds serves to ztunnel over delta xDS, under the type URL
 // type.googleapis.com/istio.workload.Address.
 //
-// The Go code is generated from the project's own workload.proto. Its proto
-// package (istio.workload) and its message, field and enum names, field
-// numbers, types and oneofs are those of Istio's pkg/workloadapi/workload.proto,
-// so the messages are wire-compatible with ztunnel; the comments are the
-// project's. The module does not depend on istio.io/istio for them. The
-// wire facts are pinned by wire_test.go: a change there must follow a
-// change upstream, never the other way round.
+// Each resource is an Address: either a Workload (a pod, a WorkloadEntry,
+// a ServiceEntry endpoint, a network gateway; keyed by its Uid, with its
+// addresses as 4- or 16-byte slices, its Status, and the services it
+// backs by "namespace/hostname" with their ports) or a Service (keyed by
+// "namespace/hostname", with its VIPs per network and ports). Read them
+// from an address.Snapshot, or decode a WDS response's resources with
+// proto.Unmarshal into an Address, as ztunnel does; use the generated
+// getters (GetWorkload, GetService, GetStatus, ...), which are nil-safe.
 //
-// To regenerate workload.pb.go after editing workload.proto, install protoc
-// (Debian: apt-get install protobuf-compiler, which also brings the
-// well-known types it imports) and protoc-gen-go at the version of
-// google.golang.org/protobuf in go.mod:
+// The messages are wire-compatible with ztunnel: their proto package
+// (istio.workload), message, field and enum names, field numbers, types
+// and oneofs are those of Istio's pkg/workloadapi/workload.proto
+// (wire_test.go pins them), while the .proto, its comments and the Go
+// code are the project's own; the module does not depend on
+// istio.io/istio.
 //
-//	go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+// # Regenerating
 //
-// then, from the module root, with protoc-gen-go on PATH:
-//
-//	go generate ./address/workloadapi/
-//
-// and commit workload.pb.go with the .proto.
+// After editing workload.proto, with protoc (Debian: protobuf-compiler)
+// and protoc-gen-go at go.mod's google.golang.org/protobuf version
+// (go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12) on
+// PATH, run `go generate ./address/workloadapi/` from the module root and
+// commit workload.pb.go with the .proto. A wire change must follow one
+// upstream, never the other way round.
 package workloadapi
 
 //go:generate protoc --go_out=. --go_opt=paths=source_relative workload.proto

@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/meshreg/meshreg/examples/controller-runtime/crinformers"
 	"github.com/meshreg/meshreg/kube"
+	"github.com/meshreg/meshreg/kube/crinformers"
 	"github.com/meshreg/meshreg/model"
 )
 

@@ -157,6 +157,9 @@ type State struct {
 	// Pending returns the number of endpoints withheld until their
 	// workload is known; nil for a registry that withholds none.
 	Pending func() int
+	// SyncPending returns what the registry's initial sync waits for
+	// (registry.SyncReporter); nil for a registry that does not say.
+	SyncPending func() []registry.Pending
 }
 
 // Watch has the state gauges read st when scraped, while this registry

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
 
@@ -97,7 +98,7 @@ func (f *family) Collect(ch chan<- prometheus.Metric) {
 // stateDescs are the state gauges, read from a registry when scraped.
 type stateDescs struct {
 	services, endpoints, workloads, gateways, pending *prometheus.Desc
-	diagnostics, depth                                *prometheus.Desc
+	diagnostics, depth, syncPending                   *prometheus.Desc
 }
 
 func newStateDescs(l prometheus.Labels) stateDescs {
@@ -112,11 +113,13 @@ func newStateDescs(l prometheus.Labels) stateDescs {
 		pending:     d("meshreg_endpoints_pending", "Endpoints withheld until their workload (pod) is known."),
 		diagnostics: d("meshreg_diagnostics", "Diagnostics: what the registry refused or could not fully use, by severity and kind of object.", "severity", "kind"),
 		depth:       d("meshreg_subscriber_queue_depth", "Events queued for a subscriber and not yet handled, by subscription number.", "subscriber"),
+		syncPending: d("meshreg_sync_pending", "1 for each thing the registry's initial sync waits for: the registry that waits (the aggregate's members, or itself), the reason (not running, initial list, source, initial state, settling) and, for an informer's initial list, the kind of object; no series once synced.",
+			"pending_registry", "pending_cluster", "reason", "kind"),
 	}
 }
 
 func (c stateDescs) describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.services, c.endpoints, c.workloads, c.gateways, c.pending, c.diagnostics, c.depth} {
+	for _, d := range []*prometheus.Desc{c.services, c.endpoints, c.workloads, c.gateways, c.pending, c.diagnostics, c.depth, c.syncPending} {
 		ch <- d
 	}
 }
@@ -155,6 +158,15 @@ func (c stateDescs) collect(ch chan<- prometheus.Metric, st State) {
 	if st.QueueDepths != nil {
 		for id, depth := range st.QueueDepths() {
 			gauge(c.depth, depth, itoa(id))
+		}
+	}
+	if st.SyncPending != nil {
+		for _, p := range registry.SortPending(st.SyncPending()) {
+			who := "aggregate"
+			if p.Shard != (model.ShardKey{}) {
+				who = p.Shard.Provider.String()
+			}
+			gauge(c.syncPending, 1, who, string(p.Shard.Cluster), p.Reason.String(), p.Kind)
 		}
 	}
 }

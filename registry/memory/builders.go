@@ -252,6 +252,17 @@ func (b *EndpointBuilder) IstioTLS() *EndpointBuilder {
 
 // Health sets the health (default Healthy), and Serving to whether h is
 // Healthy or Draining; call Serving after it to say otherwise.
+//
+// The kube registry decides health from an EndpointSlice endpoint's
+// conditions (Istio's rule): ready, or ready unset, is Healthy; not
+// ready and terminating is Terminating (Draining when its Service
+// drains and it still serves); not ready and not terminating is
+// Unhealthy; and not ready with terminating unset is Terminating too, as
+// Istio counts it. A consumer such as proxyview drops a Terminating
+// endpoint (no proxy is sent it) but sends an Unhealthy one as
+// unhealthy. So for a pod that is merely not ready, use
+// Health(model.Unhealthy) here, and write terminating: false beside
+// ready: false in a slice given to the kube registry or a fixture.
 func (b *EndpointBuilder) Health(h model.HealthStatus) *EndpointBuilder {
 	b.ep.Health = h
 	b.ep.Serving = h == model.Healthy || h == model.Draining
@@ -360,6 +371,20 @@ func (b *WorkloadBuilder) ServiceAccount(id string) *WorkloadBuilder {
 // IstioTLS marks the workload as accepting Istio mutual TLS.
 func (b *WorkloadBuilder) IstioTLS() *WorkloadBuilder {
 	b.w.Endpoint.TLSMode = model.TLSIstio
+	return b
+}
+
+// Health sets the workload's health (default Healthy), and its Serving
+// to whether h is Healthy or Draining, as EndpointBuilder.Health does. A
+// workload's health is its own, not its endpoints': the address index
+// (ambient mode) takes a pod's status from it, so that
+// Health(model.Unhealthy) on a workload added again is an UNHEALTHY
+// workload to ztunnel, whatever SetEndpoints says of the services it
+// backs. (A kube registry's pod is Unhealthy while it does not serve:
+// not Ready, or being deleted.)
+func (b *WorkloadBuilder) Health(h model.HealthStatus) *WorkloadBuilder {
+	b.w.Endpoint.Health = h
+	b.w.Endpoint.Serving = h == model.Healthy || h == model.Draining
 	return b
 }
 

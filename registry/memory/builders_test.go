@@ -147,3 +147,19 @@ func TestWorkloadBuilder(t *testing.T) {
 		t.Errorf("default workload = %+v, want a Pod with no cluster", pod)
 	}
 }
+
+// A workload's health is the builder's Health, with Serving to match;
+// the default stays Healthy.
+func TestWorkloadHealth(t *testing.T) {
+	w := memory.Workload("web-1", "shop").Address("10.1.0.1").Health(model.Unhealthy).Build()
+	if w.Endpoint.Health != model.Unhealthy || w.Endpoint.Serving {
+		t.Errorf("Health(Unhealthy): health %v serving %v, want Unhealthy and not serving", w.Endpoint.Health, w.Endpoint.Serving)
+	}
+	w = memory.Workload("web-1", "shop").Health(model.Draining).Build()
+	if w.Endpoint.Health != model.Draining || !w.Endpoint.Serving {
+		t.Errorf("Health(Draining): health %v serving %v, want Draining and serving", w.Endpoint.Health, w.Endpoint.Serving)
+	}
+	if w := memory.Workload("web-1", "shop").Build(); w.Endpoint.Health != model.Healthy {
+		t.Errorf("default health %v, want Healthy", w.Endpoint.Health)
+	}
+}

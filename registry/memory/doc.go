@@ -27,6 +27,21 @@
 // builders leave the cluster empty unless told, so values built once fit
 // any registry.
 //
+// # Workloads and endpoints
+//
+// Workloads (AddWorkload) and endpoints (SetEndpoints) are independent
+// writes: the registry does not derive one from the other, as the kube
+// registry derives both from a pod. An endpoint names its workload
+// (EndpointBuilder.Pod, WorkloadEntry) and serves one service port;
+// a workload is the Pod or WorkloadEntry itself, listed by Workloads and
+// WorkloadsByIP, with its own labels, addresses and health. Consumers
+// read each where they need it: proxyview sends endpoints, with their
+// Health; the address index (ambient mode, WDS) sends workloads, and
+// takes a pod's status from the workload's health
+// (WorkloadBuilder.Health), never from its endpoints. To change both, as
+// a pod that stops being ready changes both in the kube registry, write
+// both.
+//
 // # Running
 //
 // Queries, writes and subscriptions work without Run. Run matters only to

@@ -64,6 +64,23 @@ func (r *Registry) Subscribe(h registry.Handler) (unsubscribe func()) {
 // it has reached every handler subscribed by then.
 func (r *Registry) HasSynced() bool { return r.store.HasSynced() }
 
+// PendingSync returns what the initial sync waits for: Run
+// (registry.PendingRun), then the initial state reaching the subscribed
+// handlers (registry.PendingInitial); nil once synced.
+func (r *Registry) PendingSync() []registry.Pending {
+	if r.store.HasSynced() {
+		return nil
+	}
+	r.mu.Lock()
+	ran := r.ran
+	r.mu.Unlock()
+	reason := registry.PendingInitial
+	if !ran {
+		reason = registry.PendingRun
+	}
+	return []registry.Pending{{Shard: r.shard, Reason: reason}}
+}
+
 // Settled reports whether the events of every write so far have reached
 // every handler. Writes apply at once; their events are delivered on the
 // subscriptions' goroutines.

@@ -79,6 +79,7 @@ var (
 	_ registry.Registry         = (*Registry)(nil)
 	_ registry.GatewayDiscovery = (*Registry)(nil)
 	_ registry.Settler          = (*Registry)(nil)
+	_ registry.SyncReporter     = (*Registry)(nil)
 )
 
 // diagnosticsOwner is the store key under which the registry keeps its

@@ -325,3 +325,26 @@ func TestUpdateServiceConcurrent(t *testing.T) {
 		t.Errorf("after 20 concurrent updates adding a port each, the service has %d ports", got)
 	}
 }
+
+// A memory registry waits for Run, then for its initial state to reach
+// its handlers; nothing once synced.
+func TestPendingSync(t *testing.T) {
+	reg, err := memory.New(memory.Options{ClusterID: "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard := model.ShardKey{Provider: model.Kubernetes, Cluster: "c1"}
+	if got, want := reg.PendingSync(), []registry.Pending{{Shard: shard, Reason: registry.PendingRun}}; !slices.Equal(got, want) {
+		t.Errorf("PendingSync before Run = %v, want %v", got, want)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- reg.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	if err := registry.WaitSynced(ctx, reg); err != nil {
+		t.Fatal(err)
+	}
+	if got := reg.PendingSync(); got != nil {
+		t.Errorf("PendingSync once synced = %v, want nil", got)
+	}
+}

@@ -1,4 +1,4 @@
-package crinformers_test
+package controllerruntime_test
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/meshreg/meshreg/examples/controller-runtime/crinformers"
 	"github.com/meshreg/meshreg/kube"
+	"github.com/meshreg/meshreg/kube/crinformers"
 )
 
-// The kube controller takes a controller-runtime cache's informers; here
-// controller-runtime's fake cache, which hands out fake informers.
+// The kube controller on a controller-runtime cache's informers; here
+// controller-runtime's fake cache.
 func Example() {
 	informers, err := crinformers.KubeInformers(context.Background(), &informertest.FakeInformers{})
 	if err != nil {

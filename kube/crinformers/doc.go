@@ -8,5 +8,12 @@
 // cache.Options.DefaultNamespaces), and its objects are the cache's,
 // whole: the kube controller strips what it keeps into a lean form of
 // its own and never modifies them. Call KubeInformers before the manager
-// starts, so that the manager starts the informers.
+// starts, so that the manager starts the informers:
+//
+//	informers, err := crinformers.KubeInformers(ctx, mgr.GetCache())
+//	kc, err := kube.New(nil, kube.Options{ClusterID: "east", Informers: informers})
+//	err = mgr.Add(manager.RunnableFunc(kc.Run)) // the manager runs and stops it
+//
+// examples/controller-runtime is a control plane that does so. The
+// package imports controller-runtime; the kube package itself does not.
 package crinformers

@@ -13,7 +13,7 @@ import (
 // for TypeURL goes to WDS, every other stream to Other, its first
 // request replayed. On a stream it serves, WDS answers requests for
 // other types (ztunnel's istio.security.Authorization) with no
-// resources rather than ending the stream.
+// resources, as it does when registered alone.
 type Mux struct {
 	// WDS serves the Address streams; nil hands them to Other too.
 	WDS *Server
@@ -39,7 +39,7 @@ func (m Mux) DeltaAggregatedResources(st DeltaStream) error {
 		return err
 	}
 	if first.GetTypeUrl() == TypeURL && m.WDS != nil {
-		return m.WDS.serve(st, first, true)
+		return m.WDS.serve(st, first)
 	}
 	if m.Other == nil {
 		return status.Errorf(codes.Unimplemented, "wds: type %q is not served", first.GetTypeUrl())

@@ -120,9 +120,9 @@ func (s *Server) remove(st *stream) {
 func (s *Server) nextNonce() string { return strconv.FormatUint(s.nonce.Add(1), 10) }
 
 // Register registers the server as the Aggregated Discovery Service of
-// r: delta streams of Address are served, anything else refused (see
-// DeltaAggregatedResources and StreamAggregatedResources). Use Mux to
-// serve other types on the same service.
+// r: delta streams are served, Address with the index and any other type
+// with no resources (see DeltaAggregatedResources); state-of-the-world
+// streams are refused. Use Mux to serve other types on the same service.
 func (s *Server) Register(r grpc.ServiceRegistrar) {
 	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(r, s)
 }
@@ -133,14 +133,16 @@ func (s *Server) StreamAggregatedResources(discoverygrpc.AggregatedDiscoveryServ
 	return status.Error(codes.Unimplemented, "wds: state-of-the-world ADS is not served; use delta ADS")
 }
 
-// DeltaAggregatedResources serves one delta ADS stream of Address
-// resources until the client closes it, its context is done or Run
-// returns. A request for another type ends it with status
-// InvalidArgument.
+// DeltaAggregatedResources serves one delta ADS stream until the client
+// closes it, its context is done or Run returns: Address resources from
+// the client's first request of that type, and to each request for
+// another type (ztunnel asks for istio.security.Authorization on the
+// same stream, and is ready once it has a response of each) a response
+// with no resources, the names it asked for removed.
 func (s *Server) DeltaAggregatedResources(gs DeltaStream) error {
 	first, err := gs.Recv()
 	if err != nil {
 		return err
 	}
-	return s.serve(gs, first, false)
+	return s.serve(gs, first)
 }

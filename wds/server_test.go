@@ -36,21 +36,55 @@ func plainRegistry(t *testing.T) *memory.Registry {
 	return reg
 }
 
-// A stream served directly refuses other types: as its first request,
-// and later.
-func TestOtherTypesRefused(t *testing.T) {
-	e := newEnv(t, plainRegistry(t), envOptions{})
-	c := connect(t, e.conn, &discoverygrpc.DeltaDiscoveryRequest{TypeUrl: authorizationType})
-	if err := c.end(); grpcstatus.Code(err) != codes.InvalidArgument {
-		t.Errorf("first request of another type: %v, want InvalidArgument", err)
+// ztunnel's own sequence on the plain wiring (srv.Register) and through
+// Mux: one delta stream, its node id, a wildcard request for Address
+// and one for Authorization, in either order, each response
+// acknowledged; it becomes ready once it has acknowledged a response of
+// each type. It is sent every address and an empty Authorization
+// response, and nothing more until something changes; the stream stays
+// open. A state-of-the-world stream is refused.
+func TestZtunnelSequence(t *testing.T) {
+	authz := func() *discoverygrpc.DeltaDiscoveryRequest {
+		r := wildcardRequest()
+		r.TypeUrl = authorizationType
+		return r
 	}
-	c = connect(t, e.conn, wildcardRequest())
-	expect(t, c.next(), []string{app1}, nil)
-	c.send(&discoverygrpc.DeltaDiscoveryRequest{TypeUrl: authorizationType})
-	if err := c.end(); grpcstatus.Code(err) != codes.InvalidArgument {
-		t.Errorf("later request of another type: %v, want InvalidArgument", err)
+	for _, tc := range []struct {
+		name     string
+		register func(*grpc.Server, *wds.Server)
+		first    func() *discoverygrpc.DeltaDiscoveryRequest
+		second   func() *discoverygrpc.DeltaDiscoveryRequest
+	}{
+		{"plain, Address first", nil, wildcardRequest, authz},
+		{"plain, Authorization first", nil, authz, wildcardRequest},
+		{"mux, Address first", func(g *grpc.Server, s *wds.Server) {
+			discoverygrpc.RegisterAggregatedDiscoveryServiceServer(g, wds.Mux{WDS: s, Other: otherADS{}})
+		}, wildcardRequest, authz},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := plainRegistry(t)
+			e := newEnv(t, reg, envOptions{register: tc.register})
+			c := connect(t, e.conn, tc.first())
+			c.send(tc.second())
+			got := map[string]*discoverygrpc.DeltaDiscoveryResponse{}
+			for range 2 {
+				r := c.next() // acknowledged, as ztunnel does
+				if _, dup := got[r.GetTypeUrl()]; dup {
+					t.Fatalf("a second response of type %s before one of each", r.GetTypeUrl())
+				}
+				got[r.GetTypeUrl()] = r
+			}
+			expect(t, got[wds.TypeURL], []string{app1}, nil)
+			if a := got[authorizationType]; a == nil || len(a.Resources) != 0 || a.Nonce == "" {
+				t.Errorf("Authorization response %v, want one with a nonce and no resources", a)
+			}
+			// Ready, and the stream stays: the next change arrives on it.
+			reg.AddWorkload(pod("app-2", "10.0.0.2", nil))
+			expect(t, c.next(), []string{app2}, nil)
+		})
 	}
 
+	e := newEnv(t, plainRegistry(t), envOptions{})
 	sotw, err := discoverygrpc.NewAggregatedDiscoveryServiceClient(e.conn).StreamAggregatedResources(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,8 @@ type stream struct {
 	all     bool
 
 	// The rest is the stream goroutine's own.
+	// client is the client's subscription to Address, from its first
+	// request of that type; nil until then.
 	client *client
 	// started says the first response was sent.
 	started bool
@@ -45,9 +47,7 @@ type stream struct {
 	recheck bool
 	// nonce is the last response's.
 	nonce string
-	// others says requests for other types are answered empty (Mux)
-	// rather than refused; answered holds the types answered.
-	others   bool
+	// answered holds the other types answered (answerOther).
 	answered map[string]struct{}
 }
 
@@ -87,12 +87,10 @@ func (st *stream) notify(snap *address.Snapshot, events []address.Event, all boo
 }
 
 // serve serves the stream whose first request is given until it ends.
-// With others, requests for other types are answered with no resources
-// instead of ending the stream.
-func (s *Server) serve(gs DeltaStream, first *discoverygrpc.DeltaDiscoveryRequest, others bool) error {
-	if first.GetTypeUrl() != TypeURL {
-		return status.Errorf(codes.InvalidArgument, "wds: type %q is not served: only %s", first.GetTypeUrl(), TypeURL)
-	}
+// Requests for other types (ztunnel's istio.security.Authorization, on
+// the same stream) are answered with no resources; Address is served
+// from the client's first request of that type on.
+func (s *Server) serve(gs DeltaStream, first *discoverygrpc.DeltaDiscoveryRequest) error {
 	select {
 	case <-s.stopped:
 		return status.Error(codes.Unavailable, "wds: server stopped")
@@ -103,8 +101,6 @@ func (s *Server) serve(gs DeltaStream, first *discoverygrpc.DeltaDiscoveryReques
 		gs:       gs,
 		log:      s.log.With("node", first.GetNode().GetId()),
 		wake:     make(chan struct{}, 1),
-		client:   newClient(first),
-		others:   others,
 		answered: map[string]struct{}{},
 	}
 	// Added before it looks at the index, so that no later generation
@@ -116,9 +112,11 @@ func (s *Server) serve(gs DeltaStream, first *discoverygrpc.DeltaDiscoveryReques
 		st.snap = s.idx.Snapshot()
 	}
 	st.mu.Unlock()
-	st.log.Debug("wds stream opened", "wildcard", st.client.wildcard, "names", len(st.client.names),
-		"initial_resources", len(first.GetInitialResourceVersions()))
+	st.log.Debug("wds stream opened", "type", first.GetTypeUrl())
 	defer st.log.Debug("wds stream closed")
+	if _, err := st.handle(first); err != nil {
+		return err
+	}
 
 	reqs := make(chan *discoverygrpc.DeltaDiscoveryRequest)
 	recvErr := make(chan error, 1)
@@ -171,10 +169,13 @@ func (s *Server) serve(gs DeltaStream, first *discoverygrpc.DeltaDiscoveryReques
 // subscriptions changed.
 func (st *stream) handle(r *discoverygrpc.DeltaDiscoveryRequest) (changed bool, err error) {
 	if r.GetTypeUrl() != TypeURL {
-		if !st.others {
-			return false, status.Errorf(codes.InvalidArgument, "wds: type %q is not served on this stream: only %s", r.GetTypeUrl(), TypeURL)
-		}
 		return false, st.answerOther(r)
+	}
+	if st.client == nil {
+		st.client = newClient(r)
+		st.log.Debug("wds address subscription", "wildcard", st.client.wildcard, "names", len(st.client.names),
+			"initial_resources", len(r.GetInitialResourceVersions()))
+		return true, nil
 	}
 	if n := r.GetResponseNonce(); n != "" {
 		if d := r.GetErrorDetail(); d != nil {
@@ -214,9 +215,12 @@ func (st *stream) answerOther(r *discoverygrpc.DeltaDiscoveryRequest) error {
 }
 
 // flush sends the client what changed for it, if anything did; the
-// first response waits for the index to sync, and is sent even when
-// empty.
+// first response waits for the client's first Address request and the
+// index's sync, and is sent even when empty.
 func (st *stream) flush() error {
+	if st.client == nil {
+		return nil // Address not asked for yet
+	}
 	st.mu.Lock()
 	snap, pending, all := st.snap, st.pending, st.all
 	if !st.started && !snap.Synced() {

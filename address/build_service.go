@@ -90,6 +90,9 @@ func (b *builder) service(s *model.Service, canonical bool, clusters []model.Clu
 	if w != nil {
 		out.Waypoint = w.Address
 		out.IngressUseWaypoint = b.ingressUseWaypoint(home, s)
+		if problem == "" {
+			out.WeightedWaypoints, problem = weightedWaypoints(b.meta, home, s, w)
+		}
 	}
 	return out, problem
 }

@@ -2,7 +2,9 @@ package address
 
 import (
 	"fmt"
+	"strconv"
 
+	"github.com/meshreg/meshreg/address/workloadapi"
 	"github.com/meshreg/meshreg/model"
 )
 
@@ -103,4 +105,68 @@ func serviceWaypoint(m *meta, c model.ClusterID, svc *model.Service) (*Waypoint,
 		return nil, fmt.Sprintf("waypoint %s/%s does not take service traffic (istio.io/waypoint-for: %s)", w.Namespace, w.Name, w.For)
 	}
 	return w, ""
+}
+
+// Labels of a canary waypoint.
+const (
+	labelUseWaypointCanary          = "istio.io/use-waypoint-canary"
+	labelUseWaypointCanaryNamespace = "istio.io/use-waypoint-canary-namespace"
+)
+
+// weightedWaypoints returns a service's canary waypoints, as Istio reads
+// them: when the service uses primary (its own use-waypoint label, else
+// its namespace's), the canary named at the same level
+// (istio.io/use-waypoint-canary, in the namespace
+// istio.io/use-waypoint-canary-namespace names, else the service's)
+// takes the weight, in percent, of the istio.io/use-waypoint-canary-weight
+// annotation of that level (0 when absent) and primary the rest. A canary
+// that is the primary, not there, not admitting the namespace or not
+// taking service traffic, or a weight that is not 0 to 100, gives none
+// and a reason.
+func weightedWaypoints(m *meta, c model.ClusterID, svc *model.Service, primary *Waypoint) ([]*workloadapi.WeightedWaypoint, string) {
+	labels, annotations := svc.Labels, svc.Annotations
+	if _, own := svc.Labels[labelUseWaypoint]; !own {
+		if _, ok := svc.Labels[labelUseWaypointCanary]; !ok {
+			if ns := m.namespace(c, svc.Namespace); ns != nil {
+				if _, ok := ns.Labels[labelUseWaypointCanary]; ok {
+					labels = ns.Labels
+				}
+			}
+		}
+		if _, ok := svc.Annotations[model.AnnotationWaypointCanaryWeight]; !ok {
+			if ns := m.namespace(c, svc.Namespace); ns != nil {
+				annotations = ns.Annotations
+			}
+		}
+	}
+	name := labels[labelUseWaypointCanary]
+	if name == "" || name == "none" {
+		return nil, ""
+	}
+	wns := svc.Namespace
+	if v, ok := labels[labelUseWaypointCanaryNamespace]; ok {
+		wns = v
+	}
+	if wns == primary.Namespace && name == primary.Name {
+		return nil, fmt.Sprintf("canary waypoint %s/%s is the waypoint itself; no canary", wns, name)
+	}
+	var weight uint32
+	if v, ok := annotations[model.AnnotationWaypointCanaryWeight]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 100 {
+			return nil, fmt.Sprintf("%s %q is not a weight from 0 to 100; no canary", model.AnnotationWaypointCanaryWeight, v)
+		}
+		weight = uint32(n)
+	}
+	canary, problem := resolveWaypoint(m, c, svc.Namespace, wns, name)
+	if canary == nil {
+		return nil, "canary " + problem
+	}
+	if canary.For != ForService && canary.For != ForAll {
+		return nil, fmt.Sprintf("canary waypoint %s/%s does not take service traffic (istio.io/waypoint-for: %s); no canary", wns, name, canary.For)
+	}
+	return []*workloadapi.WeightedWaypoint{
+		{Destination: primary.Address, Weight: 100 - weight},
+		{Destination: canary.Address, Weight: weight},
+	}, ""
 }

@@ -56,6 +56,7 @@ func convertService(svc *corev1.Service, nsTraffic string, cfg serviceConfig) (*
 		Resolution:                 serviceResolution(svc),
 		ExportTo:                   parseExportTo(svc.Annotations[annotationExportTo]),
 		Labels:                     maps.Clone(svc.Labels),
+		Annotations:                model.KeepAnnotations(svc.Annotations),
 		ServiceAccounts:            serviceAccounts(svc.Annotations, svc.Namespace, cfg.trustDomain),
 		InternalTrafficPolicyLocal: svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == corev1.ServiceInternalTrafficPolicyLocal,
 		PublishNotReadyAddresses:   svc.Spec.PublishNotReadyAddresses,

@@ -73,7 +73,8 @@ func (c *Controller) publishNamespace(name string) {
 		c.store.DeleteNamespace(model.NamespaceKey{Cluster: c.opts.ClusterID, Name: name})
 		return
 	}
-	c.store.UpsertNamespace(&model.Namespace{Cluster: c.opts.ClusterID, Name: name, Labels: ns.Labels})
+	c.store.UpsertNamespace(&model.Namespace{Cluster: c.opts.ClusterID, Name: name, Labels: ns.Labels,
+		Annotations: model.KeepAnnotations(ns.Annotations)})
 }
 
 // publishGateway publishes a Gateway with its class's labels and

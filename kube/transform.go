@@ -63,7 +63,7 @@ func stripService(obj any) (any, error) {
 		return obj, nil
 	}
 	out := &corev1.Service{
-		ObjectMeta: stripMeta(&svc.ObjectMeta, annotationExportTo, annotationCanonicalServiceAccounts, annotationKubernetesServiceAccounts, annotationNodeSelector, model.TrafficDistributionAnnotation),
+		ObjectMeta: stripMeta(&svc.ObjectMeta, annotationExportTo, annotationCanonicalServiceAccounts, annotationKubernetesServiceAccounts, annotationNodeSelector, model.TrafficDistributionAnnotation, model.AnnotationWaypointCanaryWeight),
 		Spec: corev1.ServiceSpec{
 			Type:                     svc.Spec.Type,
 			ClusterIP:                svc.Spec.ClusterIP,
@@ -140,15 +140,21 @@ func stripNode(obj any) (any, error) {
 	return out, nil
 }
 
-// stripNamespace keeps the name and labels.
+// stripNamespace keeps the name, labels, and the annotations of traffic
+// distribution and the waypoint canary weight.
 func stripNamespace(obj any) (any, error) {
 	ns, ok := obj.(*corev1.Namespace)
 	if !ok {
 		return obj, nil
 	}
 	out := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name, Labels: ns.Labels, ResourceVersion: ns.ResourceVersion}}
-	if v, ok := ns.Annotations[model.TrafficDistributionAnnotation]; ok {
-		out.Annotations = map[string]string{model.TrafficDistributionAnnotation: v}
+	for _, k := range []string{model.TrafficDistributionAnnotation, model.AnnotationWaypointCanaryWeight} {
+		if v, ok := ns.Annotations[k]; ok {
+			if out.Annotations == nil {
+				out.Annotations = map[string]string{}
+			}
+			out.Annotations[k] = v
+		}
 	}
 	return out, nil
 }

@@ -88,6 +88,10 @@ type Service struct {
 	ExportTo []string
 	// Labels are the object's labels.
 	Labels map[string]string
+	// Annotations are the service's annotations that consumers read and
+	// the registry does not convert (KeepAnnotations); nil when it has
+	// none of them.
+	Annotations map[string]string
 	// Selector selects the workloads that back the service: a Kubernetes
 	// Service's selector or a ServiceEntry's workloadSelector. Nil
 	// selects nothing; an empty, non-nil map selects every workload of
@@ -179,6 +183,7 @@ func (s *Service) Equals(o *Service) bool {
 		slices.Equal(s.AutoAddresses, o.AutoAddresses) &&
 		slices.Equal(s.ExportTo, o.ExportTo) &&
 		maps.Equal(s.Labels, o.Labels) &&
+		maps.Equal(s.Annotations, o.Annotations) &&
 		maps.Equal(s.Selector, o.Selector) && (s.Selector == nil) == (o.Selector == nil) &&
 		slices.Equal(s.ServiceAccounts, o.ServiceAccounts) &&
 		s.ExternalName == o.ExternalName &&
@@ -203,6 +208,7 @@ func (s *Service) DeepCopy() *Service {
 	out.AutoAddresses = slices.Clone(s.AutoAddresses)
 	out.ExportTo = slices.Clone(s.ExportTo)
 	out.Labels = maps.Clone(s.Labels)
+	out.Annotations = maps.Clone(s.Annotations)
 	out.Selector = maps.Clone(s.Selector)
 	out.ServiceAccounts = slices.Clone(s.ServiceAccounts)
 	out.Exports = maps.Clone(s.Exports)

@@ -80,6 +80,7 @@ func convertServices(se *networkingv1.ServiceEntry, cluster model.ClusterID, tra
 	}
 	ports := convertPorts(se)
 	labels := maps.Clone(se.Labels)
+	annotations := model.KeepAnnotations(se.Annotations)
 	out := make([]*model.Service, 0, len(spec.Hosts))
 	clusters := []model.ClusterID{cluster}
 	for _, h := range spec.Hosts {
@@ -98,6 +99,7 @@ func convertServices(se *networkingv1.ServiceEntry, cluster model.ClusterID, tra
 			Addresses:           addresses,
 			ExportTo:            exportTo,
 			Labels:              labels,
+			Annotations:         annotations,
 			Selector:            selector,
 			ServiceAccounts:     sans,
 			TrafficDistribution: traffic,

@@ -324,9 +324,6 @@ func strip(obj any) (any, error) {
 		return out, nil
 	case *networkingv1.WorkloadEntry:
 		out := &networkingv1.WorkloadEntry{TypeMeta: o.TypeMeta, ObjectMeta: leanMeta(&o.ObjectMeta)}
-		if v, ok := o.Annotations[annotationHealthChecks]; ok {
-			out.Annotations = map[string]string{annotationHealthChecks: v}
-		}
 		o.Spec.DeepCopyInto(&out.Spec)
 		for _, c := range o.Status.Conditions {
 			if c != nil && c.Type == conditionHealthy {
@@ -338,12 +335,29 @@ func strip(obj any) (any, error) {
 		out := &corev1.Namespace{TypeMeta: o.TypeMeta, ObjectMeta: metav1.ObjectMeta{
 			Name: o.Name, ResourceVersion: o.ResourceVersion, Labels: maps.Clone(o.Labels),
 		}}
-		if v, ok := o.Annotations[model.TrafficDistributionAnnotation]; ok {
-			out.Annotations = map[string]string{model.TrafficDistributionAnnotation: v}
-		}
+		out.Annotations = keptAnnotations(o.Annotations)
 		return out, nil
 	}
 	return obj, nil
+}
+
+// keptAnnotations returns the annotations the registry reads of a
+// ServiceEntry, WorkloadEntry or Namespace: traffic distribution, the
+// waypoint canary weight (model.KeepAnnotations), a WorkloadEntry's
+// health checks, ambient redirection and auto-registration group; nil
+// when it has none of them.
+func keptAnnotations(a map[string]string) map[string]string {
+	var out map[string]string
+	for _, k := range [...]string{model.TrafficDistributionAnnotation, model.AnnotationWaypointCanaryWeight,
+		annotationHealthChecks, model.AmbientRedirectionAnnotation, annotationAutoRegistrationGroup} {
+		if v, ok := a[k]; ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // leanMeta keeps the metadata the registry and the informer read.
@@ -363,8 +377,6 @@ func leanMeta(m *metav1.ObjectMeta) metav1.ObjectMeta {
 			out.Labels[k] = v
 		}
 	}
-	if v, ok := m.Annotations[model.TrafficDistributionAnnotation]; ok {
-		out.Annotations = map[string]string{model.TrafficDistributionAnnotation: v}
-	}
+	out.Annotations = keptAnnotations(m.Annotations)
 	return out
 }

@@ -30,7 +30,8 @@ func (r *Registry) AddNamespace(nss ...*model.Namespace) {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
 	for _, ns := range nss {
-		r.store.UpsertNamespace(&model.Namespace{Cluster: r.opts.ClusterID, Name: ns.Name, Labels: maps.Clone(ns.Labels)})
+		r.store.UpsertNamespace(&model.Namespace{Cluster: r.opts.ClusterID, Name: ns.Name, Labels: maps.Clone(ns.Labels),
+			Annotations: maps.Clone(ns.Annotations)})
 	}
 }
 

@@ -15,11 +15,11 @@ import (
 // consumers read, of each kind, and drops the rest.
 func TestStripKeepsTheAnnotationsRead(t *testing.T) {
 	all := map[string]string{
-		model.TrafficDistributionAnnotation:  "PreferSameZone",
-		model.AnnotationWaypointCanaryWeight: "20",
-		annotationHealthChecks:               "true",
-		model.AmbientRedirectionAnnotation:   "enabled",
-		annotationAutoRegistrationGroup:      "group",
+		model.TrafficDistributionAnnotation:                "PreferSameZone",
+		model.AnnotationWaypointCanaryWeight:               "20",
+		annotationHealthChecks:                             "true",
+		model.AmbientRedirectionAnnotation:                 "enabled",
+		annotationAutoRegistrationGroup:                    "group",
 		"kubectl.kubernetes.io/last-applied-configuration": "{...}",
 		"example.com/other":                                "x",
 	}

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-
 	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/address/workloadapi"
 	"github.com/meshreg/meshreg/model"

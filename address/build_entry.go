@@ -26,6 +26,9 @@ func (b *builder) entryWorkloads(ref entryRef, hosts []hostEndpoints) []*workloa
 	byAddr := map[string]*workloadapi.Workload{}
 	var order []string
 	for _, h := range hosts {
+		if h.svc.Visibility == model.VisibilityNone {
+			continue // it configures no proxy
+		}
 		eps := h.eps
 		if h.svc.Resolution == model.DynamicDNS && h.svc.Selector == nil {
 			eps = implicitEndpoints(ref, h.svc, b.opts.ConfigCluster)

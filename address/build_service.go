@@ -84,6 +84,9 @@ func (b *builder) service(s *model.Service, canonical bool, clusters []model.Clu
 		out.IpFamilies = ipFamilies(s.IPFamilies)
 	} else {
 		out.SubjectAltNames = s.ServiceAccounts
+		if s.Visibility == model.VisibilityNamespace {
+			out.Visibility = workloadapi.Service_NAMESPACE
+		}
 	}
 	home := b.home(s)
 	w, problem := serviceWaypoint(b.meta, home, s)
@@ -166,13 +169,14 @@ func appProtocol(p model.Protocol) workloadapi.AppProtocol {
 
 // canonicalOf picks, among the services of one hostname in several
 // namespaces, the one other namespaces reach: a Kubernetes Service, else
-// the oldest ServiceEntry, else the first by namespace and name
+// the oldest ServiceEntry that other namespaces may see (its visibility
+// is not Namespace), else the first by namespace and name
 // (model.ComparePrecedence).
 func canonicalOf(svcs []*model.Service) *model.Service {
 	var best *model.Service
 	for _, s := range svcs {
-		if s.Resolution == model.Alias {
-			continue
+		if s.Resolution == model.Alias || s.Visibility == model.VisibilityNamespace {
+			continue // not served, or not reachable from other namespaces
 		}
 		if best == nil || model.ComparePrecedence(s, best) < 0 {
 			best = s

@@ -34,10 +34,11 @@ type Options struct {
 	// services alone; on, every cluster's, as Istio's multicluster
 	// ambient mode sends them (see ServiceScope).
 	MultiNetwork bool
-	// ServiceScopes are the mesh config's serviceScopeConfigs: which
-	// Kubernetes Services are global. Read only with MultiNetwork; none
-	// (the default) makes every Service local to its cluster.
-	ServiceScopes []ServiceScope
+	// ServiceScopes are the mesh config's serviceScopeConfigs (package
+	// meshconfig reads them): which Kubernetes Services are global. Read
+	// only with MultiNetwork; none (the default) makes every Service
+	// local to its cluster.
+	ServiceScopes []model.ServiceScope
 	// Debounce is how long the index waits after the first change of a
 	// batch for more before it applies them and publishes one
 	// generation: by default (0) 100ms, Istio's PILOT_DEBOUNCE_AFTER;

@@ -14,6 +14,7 @@ import (
 	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/internal/golden"
 	"github.com/meshreg/meshreg/internal/sources"
+	"github.com/meshreg/meshreg/meshconfig"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -66,7 +67,17 @@ func runScenario(t *testing.T, dir string) []byte {
 			t.Fatalf("options.json: %v", err)
 		}
 	}
-	cfg := sources.Config{TrustDomain: so.TrustDomain}
+	mc := &meshconfig.Config{}
+	if so.MeshConfig != "" {
+		data, err := os.ReadFile(filepath.Join(dir, so.MeshConfig))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mc, err = meshconfig.Parse(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := sources.Config{TrustDomain: so.TrustDomain, ServiceEntryVisibility: mc.ServiceEntryVisibility}
 	for _, f := range files {
 		id := model.ClusterID(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "cluster-"), ".yaml"))
 		cfg.Clusters = append(cfg.Clusters, sources.Cluster{ID: id, Manifests: f})
@@ -75,17 +86,7 @@ func runScenario(t *testing.T, dir string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := address.Options{TrustDomain: so.TrustDomain, MultiNetwork: so.MultiNetwork}
-	if so.MeshConfig != "" {
-		data, err := os.ReadFile(filepath.Join(dir, so.MeshConfig))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if opts.ServiceScopes, err = address.ParseServiceScopes(data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	idx, err := built.AddressIndex(opts)
+	idx, err := built.AddressIndex(address.Options{TrustDomain: so.TrustDomain, MultiNetwork: so.MultiNetwork, ServiceScopes: mc.ServiceScopes})
 	if err != nil {
 		t.Fatal(err)
 	}

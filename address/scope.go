@@ -28,24 +28,12 @@ import (
 // hold the identities of its workloads on other networks, so that
 // ztunnel accepts their certificates behind the gateway. A Kubernetes
 // Service is sent when the config cluster declares it, or another
-// cluster does and the Service is global there (Options.ServiceScopes):
+// cluster does and the Service is global there (Options.ServiceScopes,
+// model.ServiceScope):
 // with the config cluster's VIPs, and those of every cluster where it is
 // global when it is global in the config cluster or not declared there.
 // The network gateways are the config cluster's istio-remote Gateways'
 // and the other clusters' istio-east-west Gateways'.
-
-// ServiceScope is one of the mesh config's serviceScopeConfigs: the
-// Kubernetes Services its selectors select are global (reachable from
-// every cluster, across networks) when Global is set. A Service is
-// global when a Global scope selects it; other scopes change nothing.
-type ServiceScope struct {
-	// NamespaceSelector selects the namespaces (by their labels in the
-	// Service's cluster) and ServiceSelector the Services (by their
-	// labels) the scope applies to; nil selects every one.
-	NamespaceSelector, ServiceSelector *model.LabelSelector
-	// Global says the scope is GLOBAL; false is LOCAL.
-	Global bool
-}
 
 // scope is what the index needs to apply the rules above, for one
 // batch.
@@ -54,7 +42,7 @@ type scope struct {
 	// config is the config cluster, local its network.
 	config model.ClusterID
 	local  model.NetworkID
-	scopes []ServiceScope
+	scopes []model.ServiceScope
 	meta   *meta
 }
 
@@ -84,8 +72,7 @@ func (s scope) global(svc *model.Service, c model.ClusterID) bool {
 		nsLabels = ns.Labels
 	}
 	for _, sc := range s.scopes {
-		if sc.Global && (sc.NamespaceSelector == nil || sc.NamespaceSelector.Matches(nsLabels)) &&
-			(sc.ServiceSelector == nil || sc.ServiceSelector.Matches(svc.Labels)) {
+		if sc.Global && sc.Selects(nsLabels, svc.Labels) {
 			return true
 		}
 	}
@@ -112,7 +99,8 @@ func (s scope) selects(svc *model.Service, c model.ClusterID) bool {
 // one).
 func (s scope) serviceClusters(svc *model.Service) (clusters []model.ClusterID, sent, global bool) {
 	if svc.Provider != model.Kubernetes {
-		return nil, true, false
+		// A ServiceEntry's visibility None configures no proxy.
+		return nil, svc.Visibility != model.VisibilityNone, false
 	}
 	local := declares(svc, s.config)
 	if !s.multi {

@@ -86,6 +86,10 @@ type Service struct {
 	// "*" (all, the meaning of an empty list), "." (its own), "~" (none)
 	// or namespace names. It is carried exactly; consumers apply it.
 	ExportTo []string
+	// Visibility is a ServiceEntry's, as the mesh's
+	// serviceEntryVisibility resolves it (serviceentry.Options); Public,
+	// the zero value, for every other service. Consumers apply it.
+	Visibility Visibility
 	// Labels are the object's labels.
 	Labels map[string]string
 	// Annotations are the service's annotations that consumers read and
@@ -182,6 +186,7 @@ func (s *Service) Equals(o *Service) bool {
 		mapsEqualFunc(s.ExternalAddresses, o.ExternalAddresses, slices.Equal) &&
 		slices.Equal(s.AutoAddresses, o.AutoAddresses) &&
 		slices.Equal(s.ExportTo, o.ExportTo) &&
+		s.Visibility == o.Visibility &&
 		maps.Equal(s.Labels, o.Labels) &&
 		maps.Equal(s.Annotations, o.Annotations) &&
 		maps.Equal(s.Selector, o.Selector) && (s.Selector == nil) == (o.Selector == nil) &&

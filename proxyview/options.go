@@ -37,6 +37,12 @@ type Options struct {
 	// ".", "~" or namespace names. Default: ["*"]. Istio has one default
 	// for Kubernetes Services and ServiceEntries alike.
 	DefaultServiceExportTo []string
+	// ServiceEntryVisibility caps a ServiceEntry's exportTo by its
+	// visibility (model.Service.Visibility, which the serviceentry
+	// registry's Options.Visibility gives it): Istio's mesh config
+	// serviceEntryVisibility.applyToSidecars. Default false: exportTo
+	// alone, as Istio's sidecars.
+	ServiceEntryVisibility bool
 	// ServiceSettings are the mesh's serviceSettings: hosts (exact, or
 	// "*." wildcards) and whether they are cluster-local. They come
 	// before the defaults, "*.kube-system.svc.<suffix>",

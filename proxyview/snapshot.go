@@ -85,7 +85,7 @@ func (s *Snapshot) Service(p *Proxy, h model.Hostname) *model.Service {
 // from a namespace may still not be the one its hostname names there
 // (Service).
 func (s *Snapshot) Visible(svc *model.Service, namespace string) bool {
-	return scopeOf(svc, s.conf.DefaultServiceExportTo).visibleIn(namespace)
+	return scopeOf(svc, s.conf.DefaultServiceExportTo, s.conf.ServiceEntryVisibility).visibleIn(namespace)
 }
 
 // ClusterLocal reports whether a host is cluster-local: its endpoints

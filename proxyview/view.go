@@ -255,7 +255,7 @@ func (v *View) apply() {
 			if had && !svcChanged {
 				cur.svc, cur.scope, cur.clusterLocal = prev.svc, prev.scope, prev.clusterLocal
 			} else {
-				cur.scope = scopeOf(svc, v.conf.DefaultServiceExportTo)
+				cur.scope = scopeOf(svc, v.conf.DefaultServiceExportTo, v.conf.ServiceEntryVisibility)
 				cur.clusterLocal = v.conf.clusterLocal.is(svc.Hostname)
 			}
 			services.Set(key, cur)

@@ -12,16 +12,30 @@ import (
 // default when it declares none), with Istio's rules: "*" makes it
 // public whatever else is listed; otherwise "~" hides it from everyone;
 // otherwise it is visible in the namespaces listed, "." standing for its
-// own.
+// own. With capped (Options.ServiceEntryVisibility), a ServiceEntry's
+// visibility narrows it, unless its exportTo is "~" alone: Namespace
+// to its own namespace when exportTo includes it ("*", "." or its name),
+// else to none; None to none.
 type scope struct {
 	public     bool
 	namespaces []string // sorted, without duplicates; nil when public or hidden
 }
 
-func scopeOf(svc *model.Service, defaults []string) scope {
+func scopeOf(svc *model.Service, defaults []string, capped bool) scope {
 	exportTo := svc.ExportTo
 	if len(exportTo) == 0 {
 		exportTo = defaults
+	}
+	if capped && !slices.Equal(exportTo, []string{"~"}) {
+		switch svc.Visibility {
+		case model.VisibilityNamespace:
+			if slices.Contains(exportTo, "*") || slices.Contains(exportTo, ".") || slices.Contains(exportTo, svc.Namespace) {
+				return scope{namespaces: []string{svc.Namespace}}
+			}
+			return scope{}
+		case model.VisibilityNone:
+			return scope{}
+		}
 	}
 	if slices.Contains(exportTo, "*") {
 		return scope{public: true}

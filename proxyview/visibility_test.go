@@ -148,3 +148,50 @@ func TestOwnEntryBeatsForeignExport(t *testing.T) {
 		t.Errorf("victim's endpoints = %q, want its own only", got)
 	}
 }
+
+// With Options.ServiceEntryVisibility (Istio's applyToSidecars) a
+// ServiceEntry's visibility caps its exportTo: Namespace to its own
+// namespace when exportTo includes it, None to no one; an exportTo of
+// "~" alone stays as it is. Without the option, exportTo alone decides.
+func TestServiceEntryVisibilityCapsExportTo(t *testing.T) {
+	tests := []struct {
+		name       string
+		exportTo   []string
+		visibility model.Visibility
+		capped     bool
+		want       []string // the namespaces, of a, b, c, that see it
+	}{
+		{"public, capped", []string{"*"}, model.VisibilityPublic, true, []string{"a", "b", "c"}},
+		{"namespace, public exportTo", []string{"*"}, model.VisibilityNamespace, true, []string{"a"}},
+		{"namespace, unset exportTo (mesh default *)", nil, model.VisibilityNamespace, true, []string{"a"}},
+		{"namespace, exportTo .", []string{"."}, model.VisibilityNamespace, true, []string{"a"}},
+		{"namespace, exportTo its name and b", []string{"a", "b"}, model.VisibilityNamespace, true, []string{"a"}},
+		{"namespace, exportTo b only", []string{"b"}, model.VisibilityNamespace, true, nil},
+		{"none", []string{"*"}, model.VisibilityNone, true, nil},
+		{"~ alone stays", []string{"~"}, model.VisibilityPublic, true, nil},
+		{"namespace, not capped", []string{"*"}, model.VisibilityNamespace, false, []string{"a", "b", "c"}},
+		{"none, not capped", []string{"b"}, model.VisibilityNone, false, []string{"b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake()
+			se := serviceEntry("api.example.com", "a", 1, tt.exportTo...)
+			se.Visibility = tt.visibility
+			f.add(se)
+			s := f.snapshot(t, Options{ServiceEntryVisibility: tt.capped})
+			var got []string
+			for _, ns := range []string{"a", "b", "c"} {
+				visible := len(s.Services(&Proxy{Namespace: ns})) == 1
+				if visible != s.Visible(se, ns) {
+					t.Errorf("from %s: the list and Visible disagree", ns)
+				}
+				if visible {
+					got = append(got, ns)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("visible from %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -41,10 +41,10 @@ type Controller struct {
 	metrics *metrics.Registry
 	state   *state    // owned by the worker goroutine
 	nsf     *nsFilter // owned by the worker goroutine
-	// nsTraffic holds each namespace's traffic distribution annotation
-	// as its entries were last converted with it; owned by the worker
-	// goroutine.
-	nsTraffic map[string]string
+	// nsViews holds what each namespace's entries were last converted
+	// with of it, for the namespaces where it is not the zero value;
+	// owned by the worker goroutine.
+	nsViews map[string]nsView
 
 	ran atomic.Bool
 
@@ -104,7 +104,7 @@ func New(src Source, opts Options) (*Controller, error) {
 		src:       src,
 		store:     st,
 		nsf:       nsf,
-		nsTraffic: map[string]string{},
+		nsViews:   map[string]nsView{},
 		state:     newState(convCtx{Cluster: opts.ClusterID, TrustDomain: opts.TrustDomain}, st, opts.Logger),
 		in:        workqueue.New(newQueued(), (*queued).empty),
 	}
@@ -259,7 +259,7 @@ func (c *Controller) initialSync() {
 	}
 	for _, se := range c.serviceEntries() {
 		if c.nsf.selected(se.Namespace) {
-			c.state.setServiceEntry(nsName{se.Namespace, se.Name}, se, c.namespaceTraffic(se.Namespace), d)
+			c.state.setServiceEntry(nsName{se.Namespace, se.Name}, se, c.namespaceView(se.Namespace), d)
 		}
 	}
 	c.state.flush(d)
@@ -290,7 +290,7 @@ func (c *Controller) process() {
 	}
 	for _, r := range refs {
 		if r.Kind == KindServiceEntry && !c.opts.WorkloadEntriesOnly {
-			c.state.setServiceEntry(nsName{r.Namespace, r.Name}, c.serviceEntry(r), c.namespaceTraffic(r.Namespace), d)
+			c.state.setServiceEntry(nsName{r.Namespace, r.Name}, c.serviceEntry(r), c.namespaceView(r.Namespace), d)
 		}
 	}
 	c.state.flush(d)
@@ -298,8 +298,9 @@ func (c *Controller) process() {
 
 // namespaceChanges returns refs with the ServiceEntries and WorkloadEntries
 // of each namespace whose selection the namespace's change (a ref of refs)
-// turned, and the ServiceEntries of each whose traffic distribution
-// annotation changed, sorted, without duplicates.
+// turned, and the ServiceEntries of each whose view (traffic
+// distribution annotation, entries' visibility) changed, sorted, without
+// duplicates.
 func (c *Controller) namespaceChanges(refs []Ref) []Ref {
 	var turned, traffic []string
 	for _, r := range refs {
@@ -309,7 +310,7 @@ func (c *Controller) namespaceChanges(refs []Ref) []Ref {
 		if c.nsf.redecide(r.Name) {
 			turned = append(turned, r.Name)
 		}
-		if was := c.nsTraffic[r.Name]; was != c.namespaceTraffic(r.Name) {
+		if was := c.nsViews[r.Name]; was != c.namespaceView(r.Name) {
 			traffic = append(traffic, r.Name)
 		}
 	}

@@ -328,3 +328,36 @@ func eventually(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// Options.Visibility gives each entry's services the visibility of its
+// namespace's labels, and follows a change of the labels.
+func TestVisibilityFollowsNamespaceLabels(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ns := func(labels string) string {
+			return "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns, labels: " + labels + "}\n"
+		}
+		src, _ := NewStaticSource(load(t, selSE+"---\n"+ns("{}"))...)
+		vis := &model.ServiceEntryVisibility{Default: model.VisibilityNamespace, Policies: []model.VisibilityPolicy{
+			{Visibility: model.VisibilityPublic, Rules: []*model.LabelSelector{{MatchLabels: map[string]string{"shared": "true"}}}},
+			{Visibility: model.VisibilityNone, Rules: []*model.LabelSelector{{MatchLabels: map[string]string{"hidden": "true"}}}},
+		}}
+		c := start(t, src, Options{Visibility: vis})
+		synctest.Wait()
+		visibility := func() model.Visibility { return c.GetService("sel.internal").Visibility }
+		if got := visibility(); got != model.VisibilityNamespace {
+			t.Errorf("visibility %v, want the default, Namespace", got)
+		}
+		for _, tc := range []struct {
+			labels string
+			want   model.Visibility
+		}{{"{shared: \"true\"}", model.VisibilityPublic}, {"{hidden: \"true\"}", model.VisibilityNone}, {"{}", model.VisibilityNamespace}} {
+			if err := src.Upsert(load(t, ns(tc.labels))...); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+			if got := visibility(); got != tc.want {
+				t.Errorf("namespace labels %s: visibility %v, want %v", tc.labels, got, tc.want)
+			}
+		}
+	})
+}

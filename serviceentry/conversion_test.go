@@ -251,7 +251,7 @@ func FuzzServiceEntry(f *testing.F) {
 		if se.Spec.UnmarshalJSON(spec) != nil {
 			return
 		}
-		e, err := newEntry(se, testCtx, "")
+		e, err := newEntry(se, testCtx, nsView{})
 		if err != nil {
 			_ = convertServices(se, "c", "") // must not panic on invalid input either
 			return

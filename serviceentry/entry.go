@@ -38,20 +38,30 @@ type entry struct {
 	warnings []string
 }
 
-// newEntry validates and converts a ServiceEntry, nsTraffic being its
-// namespace's traffic distribution annotation; selected endpoints are
-// left for the caller to fill in. An invalid entry returns the validation
-// error.
-func newEntry(se *networkingv1.ServiceEntry, c convCtx, nsTraffic string) (*entry, error) {
+// nsView is what an entry's conversion reads of its namespace: its
+// traffic distribution annotation, and the visibility the mesh's
+// serviceEntryVisibility gives its entries.
+type nsView struct {
+	traffic    string
+	visibility model.Visibility
+}
+
+// newEntry validates and converts a ServiceEntry of a namespace;
+// selected endpoints are left for the caller to fill in. An invalid
+// entry returns the validation error.
+func newEntry(se *networkingv1.ServiceEntry, c convCtx, ns nsView) (*entry, error) {
 	warnings, err := validateServiceEntry(se)
 	if err != nil {
 		return nil, err
 	}
-	traffic, terr := model.ParseTrafficDistribution("", se.Annotations[model.TrafficDistributionAnnotation], nsTraffic)
+	traffic, terr := model.ParseTrafficDistribution("", se.Annotations[model.TrafficDistributionAnnotation], ns.traffic)
 	if terr != nil {
 		warnings = append(warnings, terr.Error())
 	}
 	svcs := convertServices(se, c.Cluster, traffic)
+	for _, s := range svcs {
+		s.Visibility = ns.visibility
+	}
 	e := &entry{
 		ref:      nsName{se.Namespace, se.Name},
 		created:  se.CreationTimestamp.Time,

@@ -83,11 +83,25 @@ func (c *Controller) namespaceTraffic(ns string) string {
 	if !ok {
 		return ""
 	}
-	v := src.NamespaceTrafficDistribution(ns)
-	if v == "" {
-		delete(c.nsTraffic, ns)
+	return src.NamespaceTrafficDistribution(ns)
+}
+
+// namespaceView returns what a namespace's entries are converted with
+// (its traffic distribution annotation, the visibility
+// Options.Visibility gives them by its labels) and records it as used.
+func (c *Controller) namespaceView(ns string) nsView {
+	v := nsView{traffic: c.namespaceTraffic(ns)}
+	if c.opts.Visibility != nil {
+		var labels map[string]string
+		if src, ok := c.src.(NamespaceSource); ok {
+			labels, _ = src.NamespaceLabels(ns)
+		}
+		v.visibility = c.opts.Visibility.For(labels)
+	}
+	if v == (nsView{}) {
+		delete(c.nsViews, ns)
 	} else {
-		c.nsTraffic[ns] = v
+		c.nsViews[ns] = v
 	}
 	return v
 }

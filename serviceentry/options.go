@@ -40,6 +40,14 @@ type Options struct {
 	// namespace. (An empty, non-nil selector also selects every
 	// namespace, but only namespaces that exist.)
 	NamespaceSelector *metav1.LabelSelector
+	// Visibility is the mesh config's serviceEntryVisibility (package
+	// meshconfig reads it): each entry's services carry the visibility
+	// it gives the entry's namespace by its labels (model.Service.
+	// Visibility), which consumers apply. Namespace labels come from a
+	// NamespaceSource (a StaticSource, or an InformerSource with
+	// InformerOptions.Namespaces); without one every namespace has none.
+	// Default nil: every entry Public, Istio's default.
+	Visibility *model.ServiceEntryVisibility
 	// Logger receives the controller's logs. Default: a silent logger.
 	Logger *slog.Logger
 	// SyncReportInterval is how long Run waits for the initial sync

@@ -10,7 +10,7 @@ import (
 
 // zeroDefaults are the Options fields whose default is their zero value,
 // each decided in defaults().
-var zeroDefaults = map[string]bool{"NamespaceSelector": true, "WorkloadEntriesOnly": true, "Metrics": true}
+var zeroDefaults = map[string]bool{"NamespaceSelector": true, "Visibility": true, "WorkloadEntriesOnly": true, "Metrics": true}
 
 // TestOptionsDefaultsEveryField fails when a field of Options is added
 // without a default in defaults() (or, for a zero default, here).

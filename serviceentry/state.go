@@ -65,8 +65,8 @@ func (s *state) diagnostic(sev model.Severity, kind, namespace, name, msg string
 }
 
 // setServiceEntry applies the current version of a ServiceEntry, nil when
-// deleted; nsTraffic is its namespace's traffic distribution annotation.
-func (s *state) setServiceEntry(ref nsName, se *networkingv1.ServiceEntry, nsTraffic string, d dirty) {
+// deleted, with what it reads of its namespace.
+func (s *state) setServiceEntry(ref nsName, se *networkingv1.ServiceEntry, ns nsView, d dirty) {
 	if old := s.entries[ref]; old != nil {
 		s.removeEntry(old)
 		d.add(old.keys()...)
@@ -76,7 +76,7 @@ func (s *state) setServiceEntry(ref nsName, se *networkingv1.ServiceEntry, nsTra
 		s.store.SetDiagnostics(diagOwner, nil)
 		return
 	}
-	e, err := newEntry(se, s.c, nsTraffic)
+	e, err := newEntry(se, s.c, ns)
 	if err != nil {
 		s.log.Warn("invalid ServiceEntry", "namespace", ref.Namespace, "name", ref.Name, "error", err)
 		s.store.SetDiagnostics(diagOwner, []model.Diagnostic{s.diagnostic(model.Error, "ServiceEntry", ref.Namespace, ref.Name,

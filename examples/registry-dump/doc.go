@@ -23,8 +23,8 @@
 //	                        Istio ambient's address index, package address, as JSON)
 //	-multi-network          with -o addresses: every cluster in the index, as Istio's
 //	                        AMBIENT_ENABLE_MULTI_NETWORK (else the config cluster alone)
-//	-mesh-config FILE       with -o addresses: Istio's mesh config, whose
-//	                        serviceScopeConfigs say which Services are global
+//	-mesh-config FILE       Istio's mesh config: its serviceEntryVisibility, and with
+//	                        -o addresses its serviceScopeConfigs (which Services are global)
 //	-watch                  keep running and print each change
 //	-domain-suffix SUFFIX   service hostname suffix (default cluster.local)
 //	-trust-domain DOMAIN    SPIFFE trust domain (default cluster.local)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/internal/sources"
+	"github.com/meshreg/meshreg/meshconfig"
 	"github.com/meshreg/meshreg/registry"
 )
 
@@ -48,7 +49,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 30*time.Second, "how long to wait for live clusters to sync")
 	fs.BoolVar(&o.verbose, "v", false, "log to stderr")
 	fs.BoolVar(&o.multiNetwork, "multi-network", false, "with -o addresses: Istio's AMBIENT_ENABLE_MULTI_NETWORK, every cluster in the index (else the first, the config cluster, alone)")
-	fs.StringVar(&o.meshConfig, "mesh-config", "", "with -o addresses: Istio's mesh config `file`, whose serviceScopeConfigs say which Services are global")
+	fs.StringVar(&o.meshConfig, "mesh-config", "", "Istio's mesh config `file`: its serviceEntryVisibility, and with -o addresses its serviceScopeConfigs (which Services are global)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -68,8 +69,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			return nil, usageError{errors.New("-watch prints the registry's changes; it does not go with -o addresses")}
 		}
 	default:
-		if o.multiNetwork || o.meshConfig != "" {
-			return nil, usageError{errors.New("-multi-network and -mesh-config go with -o addresses")}
+		if o.multiNetwork {
+			return nil, usageError{errors.New("-multi-network goes with -o addresses")}
 		}
 		return nil, usageError{fmt.Errorf("-o %q: want table, json, yaml or addresses", o.output)}
 	}
@@ -96,6 +97,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "registry-dump: %v (see -h)\n", err)
 		return 2
 	}
+	mesh := &meshconfig.Config{}
+	if o.meshConfig != "" {
+		data, err := os.ReadFile(o.meshConfig)
+		if err == nil {
+			mesh, err = meshconfig.Parse(data)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "registry-dump: -mesh-config: %v\n", err)
+			return 2
+		}
+		cfg.ServiceEntryVisibility = mesh.ServiceEntryVisibility
+	}
 	if len(cfg.Clusters) == 0 {
 		cfg.Clusters, err = demoClusters()
 		if err != nil {
@@ -119,17 +132,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if o.output == "addresses" {
-		opts := address.Options{TrustDomain: cfg.TrustDomain, MultiNetwork: o.multiNetwork}
-		if o.meshConfig != "" {
-			data, err := os.ReadFile(o.meshConfig)
-			if err == nil {
-				opts.ServiceScopes, err = address.ParseServiceScopes(data)
-			}
-			if err != nil {
-				fmt.Fprintf(stderr, "registry-dump: -mesh-config: %v\n", err)
-				return 2
-			}
-		}
+		opts := address.Options{TrustDomain: cfg.TrustDomain, MultiNetwork: o.multiNetwork, ServiceScopes: mesh.ServiceScopes}
 		if err := writeAddresses(ctx, stdout, built, opts, o.syncTimeout); err != nil {
 			fmt.Fprintf(stderr, "registry-dump: %v\n", err)
 			return 1

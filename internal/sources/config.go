@@ -34,6 +34,7 @@ func serviceEntryOptions(cfg Config, id model.ClusterID, config bool) serviceent
 		TrustDomain:         cfg.TrustDomain,
 		DomainSuffix:        cfg.DomainSuffix,
 		NamespaceSelector:   cfg.NamespaceSelector,
+		Visibility:          cfg.ServiceEntryVisibility,
 		Logger:              cfg.Logger.With("cluster", string(id), "provider", "External"),
 		WorkloadEntriesOnly: !config,
 		Metrics:             cfg.Metrics,
@@ -101,7 +102,7 @@ func liveConfigRegistry(cfg Config, id model.ClusterID, config bool, rc *rest.Co
 		return nil, fmt.Errorf("istio client: %w", err)
 	}
 	var opts serviceentry.InformerOptions
-	if cfg.NamespaceSelector != nil {
+	if cfg.NamespaceSelector != nil || cfg.ServiceEntryVisibility != nil {
 		opts.Namespaces = kc
 	}
 	if !config {

@@ -48,6 +48,9 @@ type Config struct {
 	DomainSuffix      string
 	TrustDomain       string
 	NamespaceSelector *metav1.LabelSelector
+	// ServiceEntryVisibility is the serviceentry registries'
+	// Options.Visibility.
+	ServiceEntryVisibility *model.ServiceEntryVisibility
 	// MeshNetworks is the aggregate's Options.MeshNetworks.
 	MeshNetworks *model.MeshNetworks
 	// MCS switches Kubernetes Multi-Cluster Services on in every

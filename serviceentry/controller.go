@@ -99,14 +99,14 @@ func New(src Source, opts Options) (*Controller, error) {
 		st.Observe(m)
 	}
 	c := &Controller{
-		metrics:   m,
-		opts:      opts,
-		src:       src,
-		store:     st,
-		nsf:       nsf,
-		nsViews:   map[string]nsView{},
-		state:     newState(convCtx{Cluster: opts.ClusterID, TrustDomain: opts.TrustDomain}, st, opts.Logger),
-		in:        workqueue.New(newQueued(), (*queued).empty),
+		metrics: m,
+		opts:    opts,
+		src:     src,
+		store:   st,
+		nsf:     nsf,
+		nsViews: map[string]nsView{},
+		state:   newState(convCtx{Cluster: opts.ClusterID, TrustDomain: opts.TrustDomain}, st, opts.Logger),
+		in:      workqueue.New(newQueued(), (*queued).empty),
 	}
 	m.Watch(metrics.State{Discovery: c, QueueDepths: st.QueueDepths, SyncPending: c.PendingSync})
 	return c, nil

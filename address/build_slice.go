@@ -18,8 +18,8 @@ func (b *builder) sliceWorkloads(svc *model.Service, eps []*model.Endpoint) []*w
 	byUID := map[string]*workloadapi.Workload{}
 	var order []string
 	for _, ep := range eps {
-		if ep.Origin == "" || len(ep.Addresses) == 0 {
-			continue
+		if ep.Origin == "" || len(ep.Addresses) == 0 || !b.scope.selects(svc, ep.Cluster) {
+			continue // a pod's, or of a cluster whose version of the Service the index does not hold
 		}
 		uid := string(ep.Cluster) + "/discovery.k8s.io/EndpointSlice/" + svc.Namespace + "/" + ep.Origin + "/" + ep.Addresses[0].String()
 		w := byUID[uid]

@@ -80,12 +80,14 @@ func (s scope) global(svc *model.Service, c model.ClusterID) bool {
 }
 
 // selects reports whether a service may select a workload of a cluster:
-// a ServiceEntry any; a Kubernetes Service one of a cluster that
-// declares it, which with MultiNetwork must be the config cluster or
-// one where the Service is global.
+// a ServiceEntry one of the config cluster's (without MultiNetwork there
+// are no others), as Istio's multicluster index selects them; a
+// Kubernetes Service one of a cluster that declares it, which with
+// MultiNetwork must be the config cluster or one where the Service is
+// global.
 func (s scope) selects(svc *model.Service, c model.ClusterID) bool {
 	if svc.Provider != model.Kubernetes {
-		return true
+		return !s.multi || c == s.config
 	}
 	if !declares(svc, c) {
 		return false
@@ -139,8 +141,10 @@ func backingOf(w *workloadapi.Workload, trustDomain string) remoteBacking {
 	if c := w.GetCapacity().GetValue(); c != 0 {
 		capacity = c
 	}
+	// Istio writes the identity of a workload without a service account
+	// too, ending in "/sa/".
 	return remoteBacking{network: model.NetworkID(w.Network), capacity: capacity,
-		identity: model.SpiffeIdentity(trustDomain, w.Namespace, w.ServiceAccount)}
+		identity: "spiffe://" + trustDomain + "/ns/" + w.Namespace + "/sa/" + w.ServiceAccount}
 }
 
 // splitHorizonUID is the uid of the workload that stands for a

@@ -6,7 +6,8 @@ usage: compare.py WANT.json GOT.json
 Workloads are matched by "uid", services by "namespace/hostname". For each key the
 script prints entries missing from GOT or extra in GOT, and for matched entries every
 differing field as a JSON path with both values. Lists are compared position by
-position. Exit status: 0 when the documents are equal, 1 when they differ, 2 on usage
+position, but a service's subjectAltNames, which are a set: Istio's index sends a merged
+(global) service's in the order of a Go map, so they are compared sorted. Exit status: 0 when the documents are equal, 1 when they differ, 2 on usage
 or input errors.
 """
 
@@ -68,6 +69,13 @@ SECTIONS = [
 ]
 
 
+def as_compared(section, entry):
+    """The entry as compared: a service's subjectAltNames sorted."""
+    if section == "services" and isinstance(entry.get("subjectAltNames"), list):
+        entry = dict(entry, subjectAltNames=sorted(entry["subjectAltNames"], key=json.dumps))
+    return entry
+
+
 def compare(want, got):
     """Returns the report lines; empty when equal."""
     lines = []
@@ -84,7 +92,7 @@ def compare(want, got):
                 lines.append("%s %s: extra (in GOT, not in WANT)" % (section, k))
                 continue
             out = []
-            diff(w[k], g[k], "", out)
+            diff(as_compared(section, w[k]), as_compared(section, g[k]), "", out)
             if out:
                 lines.append("%s %s: %d field(s) differ" % (section, k, len(out)))
                 for path, a, b in out:

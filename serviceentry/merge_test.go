@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
+
+	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
@@ -329,6 +333,59 @@ func TestMergeWarningsAndNamespaces(t *testing.T) {
 		for _, d := range c.Diagnostics() {
 			if d.Name == "young" {
 				t.Errorf("warning left after young's deletion: %s", d.Message)
+			}
+		}
+	})
+}
+
+// FuzzMergeService merges two arbitrary entries of one host: no panic;
+// the service's port names and numbers are unique, the oldest entry's
+// ports come first, unchanged; every port of the younger entry is the
+// host's as declared, merged, or reported; every endpoint is for a port
+// of the service.
+func FuzzMergeService(f *testing.F) {
+	f.Add([]byte(`{"resolution":"STATIC","ports":[{"number":80,"name":"http"}],"endpoints":[{"address":"1.2.3.4"}]}`),
+		[]byte(`{"resolution":"STATIC","ports":[{"number":80,"name":"web"},{"number":81,"name":"http"},{"number":82,"name":"x"}],"endpoints":[{"address":"1.2.3.5"}]}`))
+	f.Add([]byte(`{"resolution":"DNS","ports":[{"number":443,"name":"tls","protocol":"TLS"}]}`),
+		[]byte(`{"resolution":"DNS","exportTo":["."],"ports":[{"number":443,"name":"tls","protocol":"HTTPS"}]}`))
+	f.Fuzz(func(t *testing.T, old, young []byte) {
+		var es []*entry
+		for i, spec := range [][]byte{old, young} {
+			se := &networkingv1.ServiceEntry{}
+			se.Name, se.Namespace = []string{"old", "young"}[i], "ns"
+			se.CreationTimestamp = metav1.NewTime(time.Date(2024, 1, 1+i, 0, 0, 0, 0, time.UTC))
+			if se.Spec.UnmarshalJSON(spec) != nil {
+				return
+			}
+			se.Spec.Hosts = []string{"svc.example.com"}
+			e, err := newEntry(se, testCtx, "")
+			if err != nil {
+				return
+			}
+			es = append(es, e)
+		}
+		svc, skipped := mergeService("svc.example.com", es)
+		names, numbers := map[string]bool{}, map[uint32]bool{}
+		for _, p := range svc.Ports {
+			if names[p.Name] || numbers[p.Port] {
+				t.Fatalf("port %s/%d twice in %v", p.Name, p.Port, svc.Ports)
+			}
+			names[p.Name], numbers[p.Port] = true, true
+		}
+		if own := es[0].service("svc.example.com").Ports; !slices.Equal(svc.Ports[:len(own)], own) {
+			t.Fatalf("ports %v do not start with the oldest entry's %v", svc.Ports, own)
+		}
+		for _, p := range es[1].ports {
+			q, ok := svc.PortByNumber(p.Port)
+			served := ok && q.Name == p.Name && q.Protocol == p.Protocol
+			reported := slices.ContainsFunc(skipped, func(u unmerged) bool { return u.port == p })
+			if served == reported {
+				t.Fatalf("port %v: served %v, reported %v", p, served, reported)
+			}
+		}
+		for _, ep := range mergeEndpoints(svc, es) {
+			if _, ok := svc.PortByName(ep.ServicePortName); !ok {
+				t.Fatalf("endpoint for port %q, which the service lacks", ep.ServicePortName)
 			}
 		}
 	})

@@ -55,7 +55,16 @@ func (b *builder) service(s *model.Service, canonical bool, clusters []model.Clu
 	}
 	for _, p := range s.Ports {
 		target := p.TargetPort
-		if !kube && target == 0 {
+		switch {
+		case p.Origin != "":
+			// A port merged from a younger entry of the host: the
+			// endpoints of the entry the service is named after do not
+			// serve it. Without a target port, ztunnel sends it only to
+			// the workloads whose port lists name it (the Pods and
+			// WorkloadEntries the entries select), as it does for a
+			// Kubernetes Service's named target port.
+			target = 0
+		case !kube && target == 0:
 			target = p.Port
 		}
 		out.Ports = append(out.Ports, &workloadapi.Port{ServicePort: p.Port, TargetPort: target, AppProtocol: appProtocol(p.Protocol)})

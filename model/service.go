@@ -27,6 +27,11 @@ type Port struct {
 	// NodePort is a Kubernetes NodePort or LoadBalancer Service's node
 	// port; 0 when none.
 	NodePort uint32
+	// Origin names the ServiceEntry a port comes from when it is not the
+	// service's own (Service.Name): a port a younger entry of the host
+	// declares, merged into the host's service (see package
+	// serviceentry); "" for the service's own ports.
+	Origin string
 }
 
 // ServiceKey identifies a service within a registry: a hostname in a

@@ -86,9 +86,21 @@
 //     the workload's port for the port name, else the port's targetPort,
 //     else the port number.
 //
-// Several entries declaring one host in one namespace make one service:
-// the oldest entry's attributes (then by name), and the endpoints of all
-// of them for the ports the oldest declares. There is one endpoint per
+// Several entries declaring one host in one namespace make one service,
+// as Istio's sidecar scope merges them: the oldest entry's attributes
+// (then by name), with the ports of the younger entries merged in, and
+// the endpoints of all of them for the merged ports. A younger entry's
+// ports merge only when it has the oldest's resolution, labels,
+// workloadSelector and exportTo (location, addresses and the rest are
+// the oldest's alone); a port merges unless the host already has its
+// number or its name, the older port being kept. A younger entry's port
+// that the host does not have as declared is a Warning diagnostic on
+// that entry, naming the entry that holds the port or the attributes that
+// differ; its endpoints serve the host's port of the same name, if there
+// is one, as Istio's EDS picks endpoints by port name, and are not used
+// otherwise. A merged port names its entry (model.Port.Origin). Entries
+// of other namespaces never add ports to a host of this one: each
+// namespace's host is its own service. There is one endpoint per
 // workload and port, not per address: two workloads at one IP are two
 // endpoints, each inline endpoint is its own (two entries listing one
 // address contribute one each, as in Istio), and only a Pod or

@@ -237,8 +237,10 @@ func (s *state) vipWant(k model.ServiceKey, es []*entry) *vipWant {
 }
 
 // writeKey writes one service key: the service of the entry that wins
-// precedence, and the endpoints of every entry declaring it, for the
-// winner's ports (see mergeEndpoints).
+// precedence, with the ports of the younger entries merged in (see
+// mergeService), and the endpoints of every entry declaring it for the
+// merged ports (see mergeEndpoints). A younger entry's port the service
+// does not have as declared is a warning on that entry.
 func (s *state) writeKey(k model.ServiceKey, es []*entry) {
 	diagOwner := owner("ServiceEntryHost", k.Namespace, string(k.Hostname))
 	if len(es) == 0 {
@@ -248,7 +250,7 @@ func (s *state) writeKey(k model.ServiceKey, es []*entry) {
 		return
 	}
 	winner := es[0]
-	svc := winner.service(k.Hostname)
+	svc, skipped := mergeService(k.Hostname, es)
 	var ds []model.Diagnostic
 	if vips, exhausted := s.alloc.lookup(k); len(vips) > 0 {
 		cp := *svc
@@ -259,15 +261,36 @@ func (s *state) writeKey(k model.ServiceKey, es []*entry) {
 			fmt.Sprintf("host %s: no VIP left to allocate", k.Hostname)))
 	}
 	s.store.UpsertService(svc)
-
-	eps, dropped := mergeEndpoints(svc, es)
-	for i, e := range es {
-		if ports := dropped[i]; len(ports) > 0 {
-			ds = append(ds, s.diagnostic(model.Warning, "ServiceEntry", k.Namespace, e.ref.Name, fmt.Sprintf(
-				"host %s: endpoints of ports %s not used: the oldest entry for the host, %s, does not declare them",
-				k.Hostname, strings.Join(ports, ", "), winner.ref.Name)))
-		}
+	for _, u := range skipped {
+		ds = append(ds, s.diagnostic(model.Warning, "ServiceEntry", k.Namespace, u.entry.ref.Name,
+			unmergedMessage(k.Hostname, winner, svc, u)))
 	}
-	s.store.SetEndpoints(s.shard, k, eps)
+	s.store.SetEndpoints(s.shard, k, mergeEndpoints(svc, es))
 	s.store.SetDiagnostics(diagOwner, ds)
+}
+
+// unmergedMessage says why a younger entry's port is not the host's as
+// declared, and what became of its endpoints: they serve the host's port
+// of the same name, if there is one, else they are not used.
+func unmergedMessage(host model.Hostname, winner *entry, svc *model.Service, u unmerged) string {
+	var why string
+	switch {
+	case len(u.differs) > 0:
+		why = fmt.Sprintf("this entry differs from the oldest entry for the host, %s, in %s, so their ports do not merge",
+			winner.ref.Name, strings.Join(u.differs, ", "))
+	case u.held.Port == u.port.Port:
+		why = fmt.Sprintf("entry %s declares port %d as %s, which is kept", u.holder.ref.Name, u.held.Port, describePort(u.held))
+	default:
+		why = fmt.Sprintf("entry %s gives the name %s to port %d, which is kept", u.holder.ref.Name, u.held.Name, u.held.Port)
+	}
+	used := "its endpoints are not used"
+	if p, ok := svc.PortByName(u.port.Name); ok {
+		used = fmt.Sprintf("its endpoints serve the host's port %d of that name", p.Port)
+	}
+	return fmt.Sprintf("host %s: port %d (%s) not merged into the host: %s; %s", host, u.port.Port, describePort(u.port), why, used)
+}
+
+// describePort names a port and its protocol: "http/HTTP".
+func describePort(p model.Port) string {
+	return p.Name + "/" + string(p.Protocol)
 }

@@ -2,6 +2,7 @@
 """Helpers of differential.sh (Python 3, standard library only).
 
 usage: differential.py allow WORLD ISTIO.json NAME
+       differential.py derived NAME ISTIO.json MESHREG.json
        differential.py report OUT WORLDS TOTAL NAME...
 
 allow prints, as lines of the compare tool's deviations file, the
@@ -38,11 +39,24 @@ and ARCHITECTURE.md's decisions give the reasons):
            there; Istio indexes them under the hostname anyway, so they
            join another cluster's Service of that name, or a ServiceEntry
            of that hostname.
+  merged-ports  the ports a younger ServiceEntry of a host (in the same
+           namespace) adds to the host's service: meshreg merges them into
+           the service, as Istio's sidecar scope does for each proxy
+           (appendSidecarServices); Istio's registry, which the oracle
+           prints, holds each entry's service apart, the oldest's winning.
+           Derived from the two dumps alone: a ServiceEntry host whose
+           ports in meshreg's dump are Istio's, in Istio's order, followed
+           by others; each of the others is allowed (which ports merge is
+           checked against Istio's EDS, hack/oracle/eds.sh).
 
 Each is an exact check path (or a path up to the endpoint's cluster),
 never a field of an endpoint both registries have, but for newest-slice,
 where the fields come from another listing by design. The worlds are read as the
 worlds command writes them (block YAML, one object per document).
+
+derived prints the lines of the classes that depend on the two dumps
+alone (port, merged-ports), for a golden scenario (hack/oracle/goldens.sh);
+allow prints them for a world with the others.
 
 report prints the summary of a run: one line per world that differs or
 failed, counts, and the differences by class with names generalised.
@@ -146,10 +160,10 @@ def load(path):
         return {}
 
 
-def allow(world, istio_path, name):
-    istio = load(istio_path)
-    meshreg = load(os.path.join(os.path.dirname(istio_path), "meshreg.json"))
-    workloads = (istio.get("workloads") or []) + (meshreg.get("workloads") or [])
+def derived(name, istio, meshreg):
+    """The lines of the port and merged-ports classes (see the module doc),
+    which depend on the two dumps alone."""
+    ours = {(s.get("hostname"), s.get("namespace")): s for s in meshreg.get("services") or []}
     lines = []
     for s in istio.get("services") or []:
         host, ns = s.get("hostname"), s.get("namespace")
@@ -160,6 +174,30 @@ def allow(world, istio_path, name):
                 lines.append("%s %s/endpoint/%s/%s/%s/%s port: Istio indexes endpoints of a port its service lacks; "
                              "the merged service's ports rule (ARCHITECTURE.md decision 8)"
                              % (name, spath, e.get("servicePort"), e.get("address"), e.get("port"), e.get("cluster")))
+        m = ours.get((host, ns))
+        if s.get("provider") != "External" or m is None or m.get("provider") != "External":
+            continue
+
+        def key(p):
+            return p.get("name"), p.get("port"), p.get("protocol")
+        theirs, mine = [key(p) for p in s.get("ports") or []], [key(p) for p in m.get("ports") or []]
+        if mine[:len(theirs)] != theirs:
+            continue
+        for port, _, _ in mine[len(theirs):]:
+            lines.append("%s %s/ports/%s merged-ports: a younger ServiceEntry's port merged into the host, "
+                         "as Istio's sidecar scope merges it; Istio's registry holds the oldest entry's ports"
+                         % (name, spath, port))
+    return lines
+
+
+def allow(world, istio_path, name):
+    istio = load(istio_path)
+    meshreg = load(os.path.join(os.path.dirname(istio_path), "meshreg.json"))
+    workloads = (istio.get("workloads") or []) + (meshreg.get("workloads") or [])
+    lines = derived(name, istio, meshreg)
+    for s in istio.get("services") or []:
+        host, ns = s.get("hostname"), s.get("namespace")
+        spath = "service/%s/%s" % (host, ns)
         if s.get("provider") != "Kubernetes":
             continue
         for se_ns, hosts, addrs, sel in service_entries(world):
@@ -337,6 +375,11 @@ def report(out, worlds, total, names):
 def main(argv):
     if len(argv) == 4 and argv[0] == "allow":
         allow(argv[1], argv[2], argv[3])
+        return 0
+    if len(argv) == 4 and argv[0] == "derived":
+        lines = derived(argv[1], load(argv[2]), load(argv[3]))
+        if lines:
+            print("\n".join(lines))
         return 0
     if len(argv) >= 4 and argv[0] == "report":
         return report(argv[1], argv[2], int(argv[3]), argv[4:])

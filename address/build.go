@@ -181,15 +181,15 @@ func podServices(w *model.WorkloadInstance, svcs []*model.Service) map[string]*w
 		pl := &workloadapi.PortList{}
 		for _, p := range s.Ports {
 			target := p.TargetPort
-			switch {
-			case p.TargetPortName != "":
-				n, ok := w.PortMap[p.TargetPortName]
+			switch name, targetName := portNames(s, p); {
+			case targetName != "":
+				n, ok := w.PortMap[targetName]
 				if !ok {
 					continue
 				}
 				target = n
 			case s.Provider != model.Kubernetes:
-				if n, ok := w.PortMap[p.Name]; ok && p.Name != "" {
+				if n, ok := w.PortMap[name]; ok && name != "" {
 					target = n
 				} else if target == 0 {
 					target = p.Port
@@ -202,11 +202,25 @@ func podServices(w *model.WorkloadInstance, svcs []*model.Service) map[string]*w
 	return out
 }
 
+// portNames are the name and the named target port a service's port is
+// resolved by, as Istio's index looks them up: by the port's number, so
+// of two ports of one number (DNS over UDP and over TCP) both take the
+// last one's.
+func portNames(s *model.Service, p model.Port) (name, targetName string) {
+	name, targetName = p.Name, p.TargetPortName
+	for _, q := range s.Ports {
+		if q.Port == p.Port {
+			name, targetName = q.Name, q.TargetPortName
+		}
+	}
+	return name, targetName
+}
+
 // entryServices is a WorkloadEntry's services map, its ports named by
 // the entry's port map: a Kubernetes Service's named targetPort must be
 // there (else the port is left out), else the service port's name may
 // be; a ServiceEntry port's name may be, else its target port (else its
-// number) is used.
+// number) is used. Ports are named as portNames says.
 func entryServices(ports map[string]uint32, svcs []*model.Service) map[string]*workloadapi.PortList {
 	if len(svcs) == 0 {
 		return nil
@@ -216,17 +230,18 @@ func entryServices(ports map[string]uint32, svcs []*model.Service) map[string]*w
 		pl := &workloadapi.PortList{}
 		for _, p := range s.Ports {
 			target := p.TargetPort
+			name, targetName := portNames(s, p)
 			if s.Provider == model.Kubernetes {
-				if p.TargetPortName != "" {
-					n, ok := ports[p.TargetPortName]
+				if targetName != "" {
+					n, ok := ports[targetName]
 					if !ok {
 						continue
 					}
 					target = n
-				} else if n, ok := ports[p.Name]; ok {
+				} else if n, ok := ports[name]; ok {
 					target = n
 				}
-			} else if n, ok := ports[p.Name]; ok {
+			} else if n, ok := ports[name]; ok {
 				target = n
 			} else if target == 0 {
 				target = p.Port

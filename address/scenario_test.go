@@ -13,6 +13,7 @@ import (
 
 	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/internal/golden"
+	"github.com/meshreg/meshreg/internal/manifest"
 	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/meshconfig"
 	"github.com/meshreg/meshreg/model"
@@ -25,10 +26,14 @@ var update = flag.Bool("update", false, "rewrite the want.json goldens of the ad
 // over one manifest cluster per cluster-<ID>.yaml (the first by name is
 // the config cluster), the index over it (sources.Built.AddressIndex),
 // which reads every cluster's networks, Namespaces and Gateways from the
-// aggregate. The index, as WriteJSON
-// writes it, must equal want.json; hack/ambient-oracle/goldens.sh checks
-// the goldens against Istio's own index. Run with -update to rewrite
-// them, then read every changed one.
+// aggregate. The index, as WriteJSON writes it, must equal want.json.
+// Then each step of the scenario's steps/ (in name order) brings the
+// clusters its cluster-<ID>.yaml files name to those manifests through
+// the running aggregate and index (objects created, updated, deleted),
+// and the index must equal the step's want.json.
+// hack/ambient-oracle/goldens.sh checks the goldens, steps included,
+// against Istio's own index. Run with -update to rewrite them, then read
+// every changed one.
 func TestScenarios(t *testing.T) {
 	dirs, err := filepath.Glob("../testdata/addresses/*")
 	if err != nil {
@@ -39,7 +44,9 @@ func TestScenarios(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			golden.Check(t, filepath.Join(dir, "want.json"), runScenario(t, dir), *update)
+			runScenario(t, dir, func(t *testing.T, wantDir string, got []byte) {
+				golden.Check(t, filepath.Join(wantDir, "want.json"), got, *update)
+			})
 		})
 	}
 }
@@ -53,7 +60,9 @@ type scenarioOptions struct {
 	MeshConfig   string `json:"meshConfig"`
 }
 
-func runScenario(t *testing.T, dir string) []byte {
+// runScenario builds and runs a scenario and calls check with the index
+// of its first state, then of each step in a subtest of the step's name.
+func runScenario(t *testing.T, dir string, check func(t *testing.T, wantDir string, got []byte)) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "cluster-*.yaml"))
 	if err != nil || len(files) == 0 {
@@ -105,11 +114,76 @@ func runScenario(t *testing.T, dir string) []byte {
 	waitFor(t, "the index to sync", idx.HasSynced)
 	waitFor(t, "the aggregate to settle", func() bool { return registry.Settler(built.Aggregate).Settled() })
 	waitFor(t, "the index to apply what the aggregate holds", func() bool { return idx.Settled() })
+	got := indexJSON(t, idx)
+	check(t, dir, got)
+	steps, err := filepath.Glob(filepath.Join(dir, "steps", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range steps {
+		files, err := filepath.Glob(filepath.Join(step, "cluster-*.yaml"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("step %s: no cluster-*.yaml", step)
+		}
+		for _, f := range files {
+			id := model.ClusterID(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "cluster-"), ".yaml"))
+			objs, err := manifest.LoadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mc := built.Manifests[id]
+			if mc == nil {
+				t.Fatalf("step %s: cluster %s is not one of the scenario's", step, id)
+			}
+			if err := mc.Apply(objs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got = settledIndex(t, built, idx, got)
+		t.Run(filepath.Base(step), func(t *testing.T) { check(t, step, got) })
+	}
+}
+
+func indexJSON(t *testing.T, idx *address.Index) []byte {
+	t.Helper()
 	var out bytes.Buffer
 	if err := address.WriteJSON(&out, idx.Snapshot()); err != nil {
 		t.Fatal(err)
 	}
 	return out.Bytes()
+}
+
+// settledIndex waits for the index to move from before (a step changes
+// what the index holds, but for a step meant to change nothing, given up
+// on after a while) and then to hold still, the aggregate and the index
+// settled, and returns it. The changes travel from the fake API through
+// the informers with no signal of their arrival, so stillness stands in
+// for one, as in the reliability tier.
+func settledIndex(t *testing.T, built *sources.Built, idx *address.Index, before []byte) []byte {
+	t.Helper()
+	settled := func() bool { return registry.Settler(built.Aggregate).Settled() && idx.Settled() }
+	moved := time.After(5 * time.Second)
+	for waiting := true; waiting; {
+		select {
+		case <-moved:
+			waiting = false
+		case <-time.After(10 * time.Millisecond):
+			waiting = !settled() || bytes.Equal(indexJSON(t, idx), before)
+		}
+	}
+	last, still := indexJSON(t, idx), time.Now()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Since(still) < 300*time.Millisecond {
+		if time.Now().After(deadline) {
+			t.Fatal("the index did not settle")
+		}
+		time.Sleep(20 * time.Millisecond)
+		cur := indexJSON(t, idx)
+		if !settled() || !bytes.Equal(cur, last) {
+			last, still = cur, time.Now()
+		}
+	}
+	return last
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

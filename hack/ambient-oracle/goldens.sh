@@ -2,8 +2,11 @@
 # Runs Istio's ambient index (the oracle in this directory, see README.md)
 # over every scenario in testdata/addresses and compares its answer with
 # the scenario's want.json (meshreg's index, which address.TestScenarios
-# holds the package to), allowing the deliberate differences listed in
-# allowed.txt, each with its reason (docs/DIFFERENCES.md states them).
+# holds the package to), and after each of the scenario's steps
+# (steps/<name>/cluster-*.yaml, applied through the running index: the
+# oracle's -step) with the step's want.json, allowing the deliberate
+# differences listed in allowed.txt, each with its reason
+# (docs/DIFFERENCES.md states them).
 #
 #   hack/ambient-oracle/goldens.sh [SCENARIO-GLOB]
 #
@@ -47,14 +50,27 @@ PY
 )
     args+=("${extra[@]}")
   fi
+  # The scenario's first state, then each step's (steps/*, in order).
+  states=("$name")
+  wants=("$dir/want.json")
+  for step in "$dir"/steps/*/; do
+    [ -d "$step" ] || continue
+    s=$(basename "$step")
+    args+=(-step "$step=$out/$name.$s.istio.json")
+    states+=("$name.$s")
+    wants+=("$step/want.json")
+  done
   if ! "$oracle" "${args[@]}" -o "$out/$name.istio.json" 2>"$out/$name.err"; then
-    echo "== $name: the oracle failed:"; sed 's/^/   /' "$out/$name.err"; fail=$((fail+1)); continue
+    echo "== $name: the oracle failed:"; sed 's/^/   /' "$out/$name.err"; fail=$((fail+${#states[@]})); continue
   fi
-  if python3 "$here/compare.py" --allowed "$here/allowed.txt" --scenario "$name" "$out/$name.istio.json" "$dir/want.json" >"$out/$name.diff"; then
-    pass=$((pass+1))
-  else
-    echo "== $name (Istio's index is WANT, meshreg's GOT):"; sed 's/^/   /' "$out/$name.diff"; fail=$((fail+1))
-  fi
+  for i in "${!states[@]}"; do
+    st=${states[$i]}
+    if python3 "$here/compare.py" --allowed "$here/allowed.txt" --scenario "$name" "$out/$st.istio.json" "${wants[$i]}" >"$out/$st.diff"; then
+      pass=$((pass+1))
+    else
+      echo "== $st (Istio's index is WANT, meshreg's GOT):"; sed 's/^/   /' "$out/$st.diff"; fail=$((fail+1))
+    fi
+  done
 done
-echo "goldens.sh: $pass agree with Istio's ambient index, $fail differ (outputs in $out)"
+echo "goldens.sh: $pass states (scenarios and their steps) agree with Istio's ambient index, $fail differ (outputs in $out)"
 [ "$fail" -eq 0 ]

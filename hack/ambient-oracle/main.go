@@ -5,6 +5,7 @@
 //
 //	ambient-oracle -cluster NAME=PATH [-cluster NAME2=PATH2 ...] [-domain-suffix cluster.local]
 //	               [-network NAME] [-multi-network] [-trust-domain cluster.local] [-o FILE] [-v]
+//	               [-step DIR=OUT ...]
 //
 // The first -cluster is the config cluster. See README.md.
 package main
@@ -49,6 +50,9 @@ func fatal(err error) {
 
 func main() {
 	var clusters clusterFlags
+	var steps stepFlags
+	flag.Var(&steps, "step", "DIR=OUT: after the first state, bring the clusters DIR/cluster-<id>.yaml names to those manifests "+
+		"(created, updated, deleted through the running index) and write the index to OUT (repeatable, in order)")
 	flag.Var(&clusters, "cluster", "NAME=PATH: a cluster ID and a YAML file or directory of YAML files (repeatable; the first is the config cluster)")
 	domainSuffix := flag.String("domain-suffix", "cluster.local", "Kubernetes DNS domain suffix")
 	networkName := flag.String("network", "", "network of the config cluster: written as the topology.istio.io/network label of its "+
@@ -124,6 +128,21 @@ func main() {
 			fatal(err)
 		}
 	}
+	var parsed []*step
+	for _, s := range steps {
+		st, err := parseStep(s, *domainSuffix)
+		if err != nil {
+			fatal(err)
+		}
+		for _, in := range st.clusters {
+			if in.ID == inputs[0].ID && *networkName != "" {
+				if err := setNetworkLabel(in, *networkName); err != nil {
+					fatal(err)
+				}
+			}
+		}
+		parsed = append(parsed, st)
+	}
 
 	deadline := time.Now().Add(*timeout)
 	w := newWorld(inputs, *domainSuffix, mc, *validate)
@@ -138,13 +157,21 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
-	if *output == "-" {
-		_, err = os.Stdout.Write(data)
-	} else {
-		err = os.WriteFile(*output, data, 0o644)
-	}
-	if err != nil {
+	if err := writeDoc(*output, data); err != nil {
 		fatal(err)
+	}
+	for _, st := range parsed {
+		verbosef("step %s", st.dir)
+		if err := w.runStep(st); err != nil {
+			fatal(err)
+		}
+		data, err := w.settle(*quiet, deadline)
+		if err != nil {
+			fatal(fmt.Errorf("step %s: %v", st.dir, err))
+		}
+		if err := writeDoc(st.out, data); err != nil {
+			fatal(err)
+		}
 	}
 	// Do not wait for informers to shut down; the process exits.
 	os.Exit(0)

@@ -23,6 +23,9 @@
 //	                        Istio ambient's address index, package address, as JSON)
 //	-multi-network          with -o addresses: every cluster in the index, as Istio's
 //	                        AMBIENT_ENABLE_MULTI_NETWORK (else the config cluster alone)
+//	-step DIR=OUT           with -o addresses: after printing, bring the clusters
+//	                        DIR/cluster-<id>.yaml names to those manifests and write the
+//	                        index to OUT (repeatable; hack/ambient-oracle's -step)
 //	-mesh-config FILE       Istio's mesh config: its serviceEntryVisibility, and with
 //	                        -o addresses its serviceScopeConfigs (which Services are global)
 //	-watch                  keep running and print each change

@@ -37,6 +37,8 @@ type options struct {
 	// from (-o addresses).
 	multiNetwork bool
 	meshConfig   string
+	// steps are -step DIR=OUT flags (see steps.go).
+	steps stepFlags
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -49,6 +51,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 30*time.Second, "how long to wait for live clusters to sync")
 	fs.BoolVar(&o.verbose, "v", false, "log to stderr")
 	fs.BoolVar(&o.multiNetwork, "multi-network", false, "with -o addresses: Istio's AMBIENT_ENABLE_MULTI_NETWORK, every cluster in the index (else the first, the config cluster, alone)")
+	fs.Var(&o.steps, "step", "with -o addresses: `DIR=OUT`, after printing, bring the clusters DIR/cluster-<id>.yaml names to those manifests and write the index to OUT (repeatable, in order)")
 	fs.StringVar(&o.meshConfig, "mesh-config", "", "Istio's mesh config `file`: its serviceEntryVisibility, and with -o addresses its serviceScopeConfigs (which Services are global)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -69,8 +72,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			return nil, usageError{errors.New("-watch prints the registry's changes; it does not go with -o addresses")}
 		}
 	default:
-		if o.multiNetwork {
-			return nil, usageError{errors.New("-multi-network goes with -o addresses")}
+		if o.multiNetwork || len(o.steps) > 0 {
+			return nil, usageError{errors.New("-multi-network and -step go with -o addresses")}
 		}
 		return nil, usageError{fmt.Errorf("-o %q: want table, json, yaml or addresses", o.output)}
 	}
@@ -133,7 +136,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.output == "addresses" {
 		opts := address.Options{TrustDomain: cfg.TrustDomain, MultiNetwork: o.multiNetwork, ServiceScopes: mesh.ServiceScopes}
-		if err := writeAddresses(ctx, stdout, built, opts, o.syncTimeout); err != nil {
+		if err := writeAddresses(ctx, stdout, built, opts, o.steps, o.syncTimeout); err != nil {
 			fmt.Fprintf(stderr, "registry-dump: %v\n", err)
 			return 1
 		}
@@ -184,8 +187,9 @@ func write(w io.Writer, format string, d *registry.Dump) error {
 }
 
 // writeAddresses runs the address index over the aggregate until it has
-// synced and applied everything the aggregate holds, and writes it.
-func writeAddresses(ctx context.Context, w io.Writer, built *sources.Built, opts address.Options, timeout time.Duration) error {
+// synced and applied everything the aggregate holds, and writes it; then
+// it runs the steps.
+func writeAddresses(ctx context.Context, w io.Writer, built *sources.Built, opts address.Options, steps []string, timeout time.Duration) error {
 	idx, err := built.AddressIndex(opts)
 	if err != nil {
 		return err
@@ -210,5 +214,8 @@ func writeAddresses(ctx context.Context, w io.Writer, built *sources.Built, opts
 		case <-t.C:
 		}
 	}
-	return address.WriteJSON(w, idx.Snapshot())
+	if err := address.WriteJSON(w, idx.Snapshot()); err != nil {
+		return err
+	}
+	return runSteps(ctx, built, idx, steps, timeout)
 }

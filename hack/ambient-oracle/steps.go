@@ -16,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -105,7 +106,8 @@ func (w *world) reconcile(ci int, in *clusterInput) error {
 				continue
 			}
 			verbosef("step: cluster %s: delete %s %s/%s", kc.id, k.kind, k.namespace, k.name)
-			if err := w.delete(kc, o); err != nil {
+			// Not found: validation refused it, it was never created.
+			if err := w.delete(kc, o); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("delete %s %s/%s: %v", k.kind, k.namespace, k.name, err)
 			}
 		}
@@ -124,7 +126,9 @@ func (w *world) reconcile(ci int, in *clusterInput) error {
 				err = w.create(ci, kc, o)
 			case !reflect.DeepEqual(prev.Obj, o.Obj):
 				verbosef("step: cluster %s: update %s %s/%s", kc.id, k.kind, k.namespace, k.name)
-				err = w.update(ci, kc, o)
+				if err = w.update(ci, kc, o); apierrors.IsNotFound(err) {
+					err = w.create(ci, kc, o) // validation refused its earlier version
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("%s: %v", o.Source, err)
@@ -136,10 +140,17 @@ func (w *world) reconcile(ci int, in *clusterInput) error {
 }
 
 // update writes an object's new version, and its status when it has one.
+// A version Istio's validation refuses is not created (see create), so
+// here the object is deleted: in both cases the object as the step writes
+// it does not exist for Istio, as it is not used by meshreg's registry,
+// which validates what it reads (ARCHITECTURE.md decision 9).
 func (w *world) update(ci int, kc *kubeCluster, o inputObject) error {
 	if o.Istio != nil && w.validate {
 		if _, err := o.Schema.ValidateConfig(*o.Istio); err != nil {
-			warnf("cluster %s: %s rejected by Istio validation (not updated): %v", kc.id, o.Source, err)
+			warnf("cluster %s: %s rejected by Istio validation (deleted): %v", kc.id, o.Source, err)
+			if err := w.delete(kc, o); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
 			return nil
 		}
 	}

@@ -3,6 +3,7 @@ package address_test
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -257,5 +258,58 @@ func TestClusterNetworkChange(t *testing.T) {
 	}
 	if got := vip(); got != "net2" {
 		t.Errorf("VIP on %q after the cluster moved to net2", got)
+	}
+}
+
+// The metadata reaches the index through the registry: a namespace's
+// waypoint label changes its workloads and services; a Gateway write
+// that changes nothing the index reads (a label of its own, a spec
+// address) publishes no generation; its status address changing moves
+// the waypoint of what uses it.
+func TestMetadataChanges(t *testing.T) {
+	r := start(t, address.Options{})
+	r.reg.AddNamespace(&model.Namespace{Name: "ns"})
+	wp := waypointGateway("ns", "wp", "all", "", model.GatewayAddress{Type: model.IPAddressType, Value: "10.9.0.1"})
+	r.reg.AddGateway(wp)
+	r.reg.AddWorkload(pod("p1", nil, "10.0.0.1"))
+	r.next(t)
+	waypoint := func() string {
+		a := r.idx.Snapshot().Get("c1//Pod/ns/p1").GetWorkload().GetWaypoint().GetAddress().GetAddress()
+		if a == nil {
+			return ""
+		}
+		ip, _ := netip.AddrFromSlice(a)
+		return ip.String()
+	}
+	if got := waypoint(); got != "" {
+		t.Fatalf("waypoint %q before the namespace uses one", got)
+	}
+
+	r.reg.AddNamespace(&model.Namespace{Name: "ns", Labels: map[string]string{"istio.io/use-waypoint": "wp"}})
+	if got := r.next(t); !slices.Equal(got, []address.Event{{Key: "c1//Pod/ns/p1", Type: model.EventUpdate}}) {
+		t.Errorf("events %v, want the pod's update", got)
+	}
+	if got := waypoint(); got != "10.9.0.1" {
+		t.Errorf("waypoint %q, want the namespace's at 10.9.0.1", got)
+	}
+
+	gen := r.idx.Snapshot().Generation()
+	labelled := *wp
+	labelled.Labels = map[string]string{"istio.io/waypoint-for": "all", "team": "a"}
+	labelled.Addresses = []model.GatewayAddress{{Type: model.IPAddressType, Value: "192.0.2.1"}}
+	r.reg.AddGateway(&labelled)
+	waitFor(t, "the index to apply the write", func() bool { return r.reg.Settled() && r.idx.Settled() })
+	if got := r.idx.Snapshot().Generation(); got != gen {
+		t.Errorf("a Gateway write that changes no waypoint published generation %d (was %d)", got, gen)
+	}
+
+	moved := labelled
+	moved.StatusAddresses = []model.GatewayAddress{{Type: model.IPAddressType, Value: "10.9.0.2"}}
+	r.reg.AddGateway(&moved)
+	if got := r.next(t); !slices.Equal(got, []address.Event{{Key: "c1//Pod/ns/p1", Type: model.EventUpdate}}) {
+		t.Errorf("events %v, want the pod's update", got)
+	}
+	if got := waypoint(); got != "10.9.0.2" {
+		t.Errorf("waypoint %q after the Gateway's address moved, want 10.9.0.2", got)
 	}
 }

@@ -325,7 +325,8 @@ func (m *merger) prune(shard model.ShardKey, reg registry.Discovery) []*model.Wo
 		gws = gd.NetworkGateways()
 	}
 	m.setGateways(shard, gws)
-	if md, ok := reg.(registry.MetadataDiscovery); ok && shard.Provider == model.Kubernetes {
+	if shard.Provider == model.Kubernetes {
+		md, _ := reg.(registry.MetadataDiscovery) // nil: it holds none
 		m.pruneMetadata(shard.Cluster, md)
 	}
 	var deleted []*model.WorkloadInstance
@@ -359,9 +360,17 @@ func workloadShard(w *model.WorkloadInstance) model.ShardKey {
 	return model.ShardKey{Provider: p, Cluster: w.Endpoint.Cluster}
 }
 
-// pruneMetadata drops the namespaces and Gateways of a cluster that md,
-// its replacement registry, no longer has. The caller holds m.mu.
+// pruneMetadata drops the cluster data, namespaces and Gateways of a
+// cluster that md, its replacement registry, does not hold (nil: none).
+// The caller holds m.mu.
 func (m *merger) pruneMetadata(cluster model.ClusterID, md registry.MetadataDiscovery) {
+	if md == nil {
+		m.st.DeleteMetadata(cluster)
+		return
+	}
+	if !slices.ContainsFunc(md.Clusters(), func(c model.Cluster) bool { return c.ID == cluster }) {
+		m.st.DeleteCluster(cluster)
+	}
 	namespaces := map[model.NamespaceKey]bool{}
 	for _, ns := range md.Namespaces() {
 		namespaces[ns.Key()] = true

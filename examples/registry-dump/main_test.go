@@ -310,3 +310,28 @@ func TestMeshNetworksFlagAndGatewayTable(t *testing.T) {
 		t.Errorf("invalid mesh networks: exit %d, stderr %q", code, errs)
 	}
 }
+
+// -o addresses takes -trust-domain: every workload names it.
+func TestAddressesTrustDomain(t *testing.T) {
+	code, out, errs := runCmd(t, "-o", "addresses", "-trust-domain", "example.org")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	var doc struct {
+		Workloads []struct {
+			UID         string `json:"uid"`
+			TrustDomain string `json:"trustDomain"`
+		} `json:"workloads"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Workloads) == 0 {
+		t.Fatal("no workloads")
+	}
+	for _, w := range doc.Workloads {
+		if w.TrustDomain != "example.org" {
+			t.Errorf("workload %s: trust domain %q, want example.org", w.UID, w.TrustDomain)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"github.com/meshreg/meshreg/address/workloadapi"
 	"github.com/meshreg/meshreg/internal/index"
 	"github.com/meshreg/meshreg/model"
-	"github.com/meshreg/meshreg/registry"
 )
 
 // state is what the index keeps of the source, from the events' payloads,
@@ -19,7 +18,10 @@ type state struct {
 	byHost   map[model.Hostname]map[model.ServiceKey]*model.Service
 	wls      map[model.WorkloadKey]*model.WorkloadInstance
 	wlsByNS  map[string]map[model.WorkloadKey]*model.WorkloadInstance
-	entries  map[entryRef]map[model.ServiceKey]struct{}
+	// eps are each service's endpoints, as its latest endpoints event
+	// carried them (registry.EndpointsEvent.All).
+	eps     map[model.ServiceKey][]*model.Endpoint
+	entries map[entryRef]map[model.ServiceKey]struct{}
 	// refs holds, per selectorless Kubernetes Service, the pods its
 	// slices name (targetRef), and podRefs the reverse.
 	refs     map[model.ServiceKey][]model.WorkloadKey
@@ -60,6 +62,7 @@ func newState() *state {
 		byHost:   map[model.Hostname]map[model.ServiceKey]*model.Service{},
 		wls:      map[model.WorkloadKey]*model.WorkloadInstance{},
 		wlsByNS:  map[string]map[model.WorkloadKey]*model.WorkloadInstance{},
+		eps:      map[model.ServiceKey][]*model.Endpoint{},
 		entries:  map[entryRef]map[model.ServiceKey]struct{}{},
 		refs:     map[model.ServiceKey][]model.WorkloadKey{},
 		podRefs:  map[model.WorkloadKey]map[model.ServiceKey]struct{}{},
@@ -93,6 +96,13 @@ func (x *Index) apply(m marks) (*Snapshot, []Event) {
 		entries: map[entryRef]struct{}{}, slices: map[model.ServiceKey]struct{}{}}
 	for key, sm := range m.services {
 		old := st.svcs[key]
+		if sm.endpoints {
+			if len(sm.eps) == 0 {
+				delete(st.eps, key)
+			} else {
+				st.eps[key] = sm.eps
+			}
+		}
 		if sm.service {
 			x.setService(key, sm.svc)
 			for k := range st.byHost[key.Hostname] {
@@ -211,7 +221,7 @@ func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 		var eps []*model.Endpoint
 		s := st.svcs[key]
 		if s != nil {
-			eps = x.src.Endpoints(key, registry.EndpointQuery{})
+			eps = st.eps[key]
 		}
 		sliceWorkloads[key] = b.sliceWorkloads(s, eps)
 		var pods []model.WorkloadKey
@@ -251,7 +261,7 @@ func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 	for ref := range d.entries {
 		var hosts []hostEndpoints
 		for _, key := range slices.SortedFunc(maps.Keys(st.entries[ref]), model.ServiceKey.Compare) {
-			hosts = append(hosts, hostEndpoints{svc: st.svcs[key], eps: x.src.Endpoints(key, registry.EndpointQuery{})})
+			hosts = append(hosts, hostEndpoints{svc: st.svcs[key], eps: st.eps[key]})
 		}
 		src := source{'e', ref.ns + "/" + ref.name}
 		x.produce(e, src, x.admit(b, src, b.entryWorkloads(ref, hosts), &d), nil)

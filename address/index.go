@@ -2,13 +2,10 @@ package address
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/meshreg/meshreg/address/workloadapi"
-	"github.com/meshreg/meshreg/internal/workqueue"
+	"github.com/meshreg/meshreg/internal/derived"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -27,6 +24,9 @@ type Change struct {
 	// Generation is the generation published; Snapshot is it.
 	Generation uint64
 	Snapshot   *Snapshot
+	// Initial marks the first call a subscriber gets: the index's state
+	// when it subscribed, Snapshot, with no Events.
+	Initial bool
 	// Events are the resources added, changed and removed, sorted by
 	// key; empty for the generation that only turns Synced true.
 	Events []Event
@@ -38,24 +38,19 @@ type Change struct {
 // is a Snapshot with the next generation. It is safe for concurrent use.
 //
 // The index follows the source's events and takes what they carry: a
-// service event's service, a workload event's workload, the fact that a
-// service's endpoints changed, and the cluster metadata (networks,
-// namespaces, Gateway API Gateways) of a registry.MetadataDiscovery
-// source, which the kube registries and the aggregate publish. Run's
-// goroutine applies them, reading the marked services' endpoints from
-// the source, never inside a lock of the index's, and rebuilds only what
-// they touch.
+// service event's service, a workload event's workload, an endpoints
+// event's service endpoints (registry.EndpointsEvent.All), and the
+// cluster metadata (networks, namespaces, Gateway API Gateways) of a
+// registry.MetadataDiscovery source, which the kube registries and the
+// aggregate publish; it never asks the source. Run's goroutine applies
+// them in debounced batches and rebuilds only what they touch
+// (ARCHITECTURE.md, "address").
 type Index struct {
 	src  registry.Reader
 	opts Options
 
-	snap    atomic.Pointer[Snapshot]
-	running atomic.Bool
-	in      *workqueue.Queue[marks]
-
-	mu          sync.Mutex
-	subscribers map[int]func(Change)
-	nextID      int
+	snap atomic.Pointer[Snapshot]
+	loop *derived.Loop[marks, Change]
 
 	// st is the index's own state; only Run's goroutine uses it.
 	st *state
@@ -81,19 +76,16 @@ type serviceMark struct {
 	// latest left it, nil once deleted.
 	service bool
 	svc     *model.Service
-	// endpoints says an endpoints event came.
+	// endpoints says an endpoints event came; eps are the service's
+	// endpoints it carried (EndpointsEvent.All).
 	endpoints bool
+	eps       []*model.Endpoint
 }
 
 func newMarks() marks {
 	return marks{services: map[model.ServiceKey]serviceMark{}, workloads: map[model.WorkloadKey]*model.WorkloadInstance{},
 		clusters: map[model.ClusterID]*model.Cluster{}, namespaces: map[model.NamespaceKey]*model.Namespace{},
 		gateways: map[model.GatewayKey]*model.Gateway{}}
-}
-
-func (m *marks) empty() bool {
-	return len(m.services) == 0 && len(m.workloads) == 0 && len(m.clusters) == 0 && len(m.namespaces) == 0 &&
-		len(m.gateways) == 0 && !m.first && !m.synced
 }
 
 // New returns the address index of src; Run starts it. The error wraps
@@ -104,11 +96,10 @@ func New(src registry.Reader, opts Options) (*Index, error) {
 		return nil, err
 	}
 	x := &Index{
-		src:         src,
-		opts:        o,
-		in:          workqueue.New(newMarks(), (*marks).empty),
-		subscribers: map[int]func(Change){},
-		st:          newState(),
+		src:  src,
+		opts: o,
+		loop: derived.NewLoop[marks, Change]("address", newMarks, derived.Debounce{Quiet: o.Debounce, Max: o.DebounceMax}),
+		st:   newState(),
 	}
 	x.snap.Store(&Snapshot{})
 	return x, nil
@@ -122,46 +113,37 @@ func (x *Index) Snapshot() *Snapshot { return x.snap.Load() }
 // initial state. Once true it stays true.
 func (x *Index) HasSynced() bool { return x.snap.Load().synced }
 
-// Subscribe registers f to be called with each generation's Change, after
-// its snapshot is published, on Run's goroutine, one call at a time: f
-// must return quickly. f is called for the generations published after
-// Subscribe returns; the state before them is Snapshot(), read after
-// subscribing (a generation f also hears of may already be in it). The
-// returned function unsubscribes; it is idempotent.
-func (x *Index) Subscribe(f func(Change)) (unsubscribe func()) {
-	x.mu.Lock()
-	id := x.nextID
-	x.nextID++
-	x.subscribers[id] = f
-	x.mu.Unlock()
-	return func() {
-		x.mu.Lock()
-		delete(x.subscribers, id)
-		x.mu.Unlock()
-	}
-}
+// Subscribe registers f, called on Run's goroutine one call at a time
+// (f must return quickly): first with the index's state then (an
+// Initial Change: its Snapshot, no Events), then with the Change of each
+// generation published after it. The returned function unsubscribes; it
+// is idempotent.
+func (x *Index) Subscribe(f func(Change)) (unsubscribe func()) { return x.loop.Subscribe(f) }
 
 // Run subscribes to the source and keeps the index up to date until ctx
-// is done; then it unsubscribes and returns nil. An
-// index runs once; a second call returns an error wrapping
-// registry.ErrAlreadyRunning.
+// is done; then it unsubscribes and returns nil. An index runs once; a
+// second call returns an error wrapping registry.ErrAlreadyRunning.
 func (x *Index) Run(ctx context.Context) error {
-	if !x.running.CompareAndSwap(false, true) {
-		return fmt.Errorf("address: %w", registry.ErrAlreadyRunning)
-	}
+	return x.loop.Run(ctx, x.follow, x.applyBatch, x.current)
+}
+
+// follow subscribes to the source, each event a mark, and marks the
+// first batch; it returns the unsubscribe.
+func (x *Index) follow() (stop func()) {
+	mark := x.loop.Mark
 	unsubscribe := x.src.Subscribe(registry.HandlerFuncs{
 		ServiceFunc: func(e registry.ServiceEvent) {
 			key := e.Service().Key()
-			x.in.Add(func(m *marks) {
+			mark(func(m *marks) {
 				sm := m.services[key]
 				sm.service, sm.svc = true, e.Current
 				m.services[key] = sm
 			})
 		},
 		EndpointsFunc: func(e registry.EndpointsEvent) {
-			x.in.Add(func(m *marks) {
+			mark(func(m *marks) {
 				sm := m.services[e.Service]
-				sm.endpoints = true
+				sm.endpoints, sm.eps = true, e.All
 				m.services[e.Service] = sm
 			})
 		},
@@ -170,63 +152,45 @@ func (x *Index) Run(ctx context.Context) error {
 			if e.Type == model.EventDelete {
 				cur = nil
 			}
-			x.in.Add(func(m *marks) { m.workloads[key] = cur })
+			mark(func(m *marks) { m.workloads[key] = cur })
 		},
-		SyncedFunc: func(registry.SyncedEvent) { x.in.Add(func(m *marks) { m.synced = true }) },
+		SyncedFunc: func(registry.SyncedEvent) { mark(func(m *marks) { m.synced = true }) },
 		ClusterFunc: func(e registry.ClusterEvent) {
 			id := e.Cluster().ID
-			x.in.Add(func(m *marks) { m.clusters[id] = e.Current })
+			mark(func(m *marks) { m.clusters[id] = e.Current })
 		},
 		NamespaceFunc: func(e registry.NamespaceEvent) {
 			key := e.Namespace().Key()
-			x.in.Add(func(m *marks) { m.namespaces[key] = e.Current })
+			mark(func(m *marks) { m.namespaces[key] = e.Current })
 		},
 		GatewayFunc: func(e registry.GatewayEvent) {
 			key := e.Gateway().Key()
-			x.in.Add(func(m *marks) { m.gateways[key] = e.Current })
+			mark(func(m *marks) { m.gateways[key] = e.Current })
 		},
 	})
-	defer unsubscribe()
 	// The first snapshot, at generation 1, is published even when the
 	// source holds nothing.
-	x.in.Add(func(m *marks) { m.first = true })
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-x.in.Wake():
-		}
-		if x.opts.Debounce > 0 {
-			t := time.NewTimer(x.opts.Debounce)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil
-			case <-t.C:
-			}
-		}
-		x.publish(x.apply(x.in.Take(newMarks())))
-		x.in.Done()
-	}
+	mark(func(m *marks) { m.first = true })
+	return unsubscribe
 }
 
-// publish stores the next snapshot and tells the subscribers.
-func (x *Index) publish(s *Snapshot, events []Event) {
+// applyBatch applies a batch of marks and publishes the next snapshot
+// when anything changed.
+func (x *Index) applyBatch(m marks) (Change, bool) {
+	s, events := x.apply(m)
 	prev := x.snap.Load()
 	if len(events) == 0 && s.synced == prev.synced && prev.gen > 0 && sameDiags(s.diags, prev.diags) {
-		return
+		return Change{}, false
 	}
 	s.gen = prev.gen + 1
 	x.snap.Store(s)
-	x.mu.Lock()
-	fs := make([]func(Change), 0, len(x.subscribers))
-	for _, f := range x.subscribers {
-		fs = append(fs, f)
-	}
-	x.mu.Unlock()
-	for _, f := range fs {
-		f(Change{Generation: s.gen, Snapshot: s, Events: events})
-	}
+	return Change{Generation: s.gen, Snapshot: s, Events: events}, true
+}
+
+// current is the index's state as a subscriber's first Change.
+func (x *Index) current() Change {
+	s := x.snap.Load()
+	return Change{Generation: s.gen, Snapshot: s, Initial: true}
 }
 
 func sameDiags(a, b []model.Diagnostic) bool {
@@ -252,4 +216,4 @@ func serviceAddress(s *workloadapi.Service) *workloadapi.Address {
 
 // Settled reports whether the index has applied every change its source
 // reported, with nothing pending.
-func (x *Index) Settled() bool { return x.in.Idle() }
+func (x *Index) Settled() bool { return x.loop.Settled() }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meshreg/meshreg/internal/derived"
 	"github.com/meshreg/meshreg/model"
 )
 
@@ -15,7 +16,7 @@ import (
 var ErrInvalidOptions = errors.New("address: invalid options")
 
 // DefaultDebounce is Options.Debounce's default: Istio's.
-const DefaultDebounce = 100 * time.Millisecond
+const DefaultDebounce = derived.DefaultQuiet
 
 // Options configure an Index. The zero value is Istio's defaults.
 type Options struct {
@@ -39,12 +40,16 @@ type Options struct {
 	// only with MultiNetwork; none (the default) makes every Service
 	// local to its cluster.
 	ServiceScopes []model.ServiceScope
-	// Debounce is how long the index waits after the first change of a
-	// batch for more before it applies them and publishes one
-	// generation: by default (0) 100ms, Istio's PILOT_DEBOUNCE_AFTER;
-	// negative for no wait (changes that arrive while a batch is applied
-	// are still one batch).
+	// Debounce is how long the index waits for no change to come before
+	// it applies a batch of changes and publishes one generation: by
+	// default (0) 100ms, Istio's PILOT_DEBOUNCE_AFTER; negative for no
+	// wait (changes that arrive while a batch is applied are still one
+	// batch).
 	Debounce time.Duration
+	// DebounceMax is how long after its first change a batch is applied
+	// at the latest, however changes keep coming: by default (0) 10s,
+	// Istio's PILOT_DEBOUNCE_MAX.
+	DebounceMax time.Duration
 	// Logger receives the index's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -58,6 +63,9 @@ func (o Options) defaults() (Options, error) {
 	}
 	if o.Debounce == 0 {
 		o.Debounce = DefaultDebounce
+	}
+	if o.DebounceMax <= 0 {
+		o.DebounceMax = derived.DefaultMax
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -42,6 +42,13 @@ type EndpointsEvent struct {
 	Shard     model.ShardKey
 	Service   model.ServiceKey
 	Endpoints []*model.Endpoint
+	// All are the service's endpoints from every shard whose list
+	// belongs to it, merged and sorted, once the change this event is
+	// part of is complete: what Endpoints(Service, EndpointQuery{})
+	// returns then. A consumer that wants the service's endpoints, not
+	// one shard's, takes them here and need not ask the registry. In a
+	// registry of one shard they are Endpoints. Shared; never modified.
+	All []*model.Endpoint
 	// Initial is true for the events that replay a registry's state to a
 	// new subscriber, false for changes.
 	Initial bool

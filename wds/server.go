@@ -82,16 +82,16 @@ func (s *Server) Run(ctx context.Context) error {
 	defer close(s.stopped)
 	unsubscribe := s.idx.Subscribe(s.onChange)
 	defer unsubscribe()
-	// Streams opened before Run may have missed generations published
-	// before Subscribe: they check everything against the latest.
-	s.notifyAll(s.idx.Snapshot(), nil, true)
 	<-ctx.Done()
 	return nil
 }
 
-// onChange runs on the index's goroutine with each generation.
+// onChange runs on the index's goroutine with each generation. The
+// first, the index's state when Run subscribed, has streams opened
+// before it check everything against it: they may have missed
+// generations published before.
 func (s *Server) onChange(c address.Change) {
-	s.notifyAll(c.Snapshot, c.Events, false)
+	s.notifyAll(c.Snapshot, c.Events, c.Initial)
 }
 
 // notifyAll records a generation's changes with every stream and wakes

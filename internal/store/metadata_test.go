@@ -108,3 +108,50 @@ func TestMetadataReplayAndDelete(t *testing.T) {
 		}
 	})
 }
+
+// An endpoints event carries the service's endpoints of every visible
+// shard (All), what Endpoints returns once the change is complete: for a
+// shard's new list, a service's arrival (its shards released) and a
+// change of provider (a shard withdrawn), and to a late subscriber.
+func TestEndpointsEventsCarryAll(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := store.New()
+		var last registry.EndpointsEvent
+		n := 0
+		defer s.Subscribe(registry.HandlerFuncs{EndpointsFunc: func(e registry.EndpointsEvent) { last, n = e, n+1 }})()
+		svc := kubeService("default", "reviews")
+		key := svc.Key()
+		c1, c2 := model.ShardKey{Provider: model.Kubernetes, Cluster: "c1"}, model.ShardKey{Provider: model.Kubernetes, Cluster: "c2"}
+		// Before the service: held, not published; its arrival releases
+		// both shards' lists, each event carrying both.
+		s.SetEndpoints(c1, key, []*model.Endpoint{endpoint("10.0.0.1", 80)})
+		s.SetEndpoints(c2, key, []*model.Endpoint{endpoint("10.0.0.2", 80)})
+		s.UpsertService(svc)
+		synctest.Wait()
+		check := func(what string, wantEvents, wantAll int) {
+			t.Helper()
+			if n != wantEvents || len(last.All) != wantAll || !slices.Equal(last.All, s.Endpoints(key, registry.EndpointQuery{})) {
+				t.Errorf("%s: %d events, last All %v; want %d events, All = Endpoints() of %d", what, n, last.All, wantEvents, wantAll)
+			}
+		}
+		check("the service's arrival", 2, 2)
+		s.SetEndpoints(c2, key, []*model.Endpoint{endpoint("10.0.0.2", 80), endpoint("10.0.0.3", 80)})
+		synctest.Wait()
+		check("a shard's new list", 3, 3)
+		// The key becomes a ServiceEntry's: both Kubernetes shards are
+		// withdrawn, each event carrying what is left: nothing.
+		se := serviceEntry("default", "reviews", "reviews.default.svc.cluster.local", 1)
+		s.UpsertService(se)
+		synctest.Wait()
+		check("the provider's change", 5, 0)
+
+		late := []registry.EndpointsEvent{}
+		s.UpsertService(svc)
+		synctest.Wait()
+		defer s.Subscribe(registry.HandlerFuncs{EndpointsFunc: func(e registry.EndpointsEvent) { late = append(late, e) }})()
+		synctest.Wait()
+		if len(late) != 2 || len(late[0].All) != 3 || len(late[1].All) != 3 {
+			t.Errorf("replay: %d events, want 2 each with All of 3", len(late))
+		}
+	})
+}

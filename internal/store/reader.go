@@ -129,7 +129,7 @@ func (s *Store) Subscribe(h registry.Handler) (unsubscribe func()) {
 		}
 		for shard, eps := range set.byShard.All() {
 			if visible(svc, shard) {
-				initial = append(initial, registry.EndpointsEvent{Shard: shard, Service: set.owner.Key, Endpoints: eps, Initial: true})
+				initial = append(initial, registry.EndpointsEvent{Shard: shard, Service: set.owner.Key, Endpoints: eps, All: set.merged, Initial: true})
 			}
 		}
 	}

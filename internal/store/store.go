@@ -167,16 +167,19 @@ func (s *Store) withdraw(set *endpointSet, prev, cur *model.Service) {
 	if set == nil {
 		return
 	}
-	changed := false
+	var withdrawn []model.ShardKey
 	for shard, eps := range set.byShard.All() {
 		if visible(prev, shard) && !visible(cur, shard) {
 			s.byIP.Remove(&set.owner, eps)
-			s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: set.owner.Key})
-			changed = true
+			withdrawn = append(withdrawn, shard)
 		}
 	}
-	if changed {
-		set.merged = set.union(cur)
+	if len(withdrawn) == 0 {
+		return
+	}
+	set.merged = set.union(cur)
+	for _, shard := range withdrawn {
+		s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: set.owner.Key, All: set.merged})
 	}
 }
 
@@ -186,16 +189,23 @@ func (s *Store) release(set *endpointSet, prev, cur *model.Service) {
 	if set == nil {
 		return
 	}
-	changed := false
+	type released struct {
+		shard model.ShardKey
+		eps   []*model.Endpoint
+	}
+	var rel []released
 	for shard, eps := range set.byShard.All() {
 		if !visible(prev, shard) && visible(cur, shard) {
 			s.byIP.Add(&set.owner, eps)
-			s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: set.owner.Key, Endpoints: eps})
-			changed = true
+			rel = append(rel, released{shard, eps})
 		}
 	}
-	if changed {
-		set.merged = set.union(cur)
+	if len(rel) == 0 {
+		return
+	}
+	set.merged = set.union(cur)
+	for _, r := range rel {
+		s.notifier.Notify(registry.EndpointsEvent{Shard: r.shard, Service: set.owner.Key, Endpoints: r.eps, All: set.merged})
 	}
 }
 
@@ -230,7 +240,7 @@ func (s *Store) SetEndpoints(shard model.ShardKey, key model.ServiceKey, eps []*
 	if svc := set.owner.Service; visible(svc, shard) {
 		s.byIP.Replace(&set.owner, prev, eps)
 		set.merged = set.union(svc)
-		s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: key, Endpoints: eps})
+		s.notifier.Notify(registry.EndpointsEvent{Shard: shard, Service: key, Endpoints: eps, All: set.merged})
 	}
 	if set.byShard.Len() == 0 {
 		delete(s.endpoints, key)

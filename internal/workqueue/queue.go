@@ -80,3 +80,11 @@ func (q *Queue[B]) Idle() bool {
 	defer q.mu.Unlock()
 	return !q.busy && q.empty(&q.batch)
 }
+
+// Look calls f with the pending batch, under the queue's lock: f reads
+// it and must not keep it.
+func (q *Queue[B]) Look(f func(*B)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	f(&q.batch)
+}

@@ -1,0 +1,184 @@
+package derived
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/meshreg/meshreg/internal/workqueue"
+	"github.com/meshreg/meshreg/registry"
+)
+
+// Loop is the goroutine of a derived view: marks M accumulate from the
+// source's handlers (Mark), Run applies them in debounced batches and
+// tells the subscribers of changes C. It is safe for concurrent use;
+// Run runs once.
+type Loop[M, C any] struct {
+	name     string
+	newMarks func() M
+	debounce Debounce
+	in       *workqueue.Queue[pending[M]]
+	poke     chan struct{}
+	running  atomic.Bool
+
+	// mu guards subs and nextSub.
+	mu      sync.Mutex
+	subs    map[uint64]*subscriber[C]
+	nextSub uint64
+}
+
+// pending are the marks not applied yet, with when the first and the
+// latest came and how many did.
+type pending[M any] struct {
+	marks         M
+	first, latest time.Time
+	n             int
+}
+
+type subscriber[C any] struct {
+	f func(C)
+	// fresh says the subscriber has not had the current state yet.
+	fresh bool
+}
+
+// NewLoop returns the loop of a view named name (for errors); newMarks
+// makes empty marks.
+func NewLoop[M, C any](name string, newMarks func() M, d Debounce) *Loop[M, C] {
+	return &Loop[M, C]{
+		name: name, newMarks: newMarks, debounce: d,
+		in:   workqueue.New(pending[M]{marks: newMarks()}, func(p *pending[M]) bool { return p.n == 0 }),
+		poke: make(chan struct{}, 1),
+		subs: map[uint64]*subscriber[C]{},
+	}
+}
+
+// Mark records a change in the pending marks, from any goroutine, and
+// wakes the loop. It never blocks on the loop's work.
+func (l *Loop[M, C]) Mark(record func(*M)) {
+	now := time.Now()
+	l.in.Add(func(p *pending[M]) {
+		if p.n == 0 {
+			p.first = now
+		}
+		p.latest = now
+		p.n++
+		record(&p.marks)
+	})
+}
+
+// Subscribe registers f. Run's goroutine calls it first with the
+// current state (the current function Run was given), then with each
+// change, one call at a time: f must return quickly. The returned
+// function unsubscribes; it is idempotent.
+func (l *Loop[M, C]) Subscribe(f func(C)) (unsubscribe func()) {
+	l.mu.Lock()
+	id := l.nextSub
+	l.nextSub++
+	l.subs[id] = &subscriber[C]{f: f, fresh: true}
+	l.mu.Unlock()
+	select {
+	case l.poke <- struct{}{}:
+	default:
+	}
+	return func() {
+		l.mu.Lock()
+		delete(l.subs, id)
+		l.mu.Unlock()
+	}
+}
+
+// Settled reports whether every mark so far has been applied.
+func (l *Loop[M, C]) Settled() bool { return l.in.Idle() }
+
+// Run calls start (which subscribes the view to its source and returns
+// how to unsubscribe), then, until ctx is done, applies each batch of
+// marks with apply, debounced. When apply reports a change, the
+// subscribers that have the state before it are told; a new subscriber
+// is told current() instead, the state then. Run returns nil when ctx
+// is done, after unsubscribing; a second call returns an error wrapping
+// registry.ErrAlreadyRunning.
+func (l *Loop[M, C]) Run(ctx context.Context, start func() (stop func()), apply func(M) (C, bool), current func() C) error {
+	if !l.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("%s: %w", l.name, registry.ErrAlreadyRunning)
+	}
+	stop := start()
+	defer stop()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-l.poke:
+			l.tell(nil, current)
+			continue
+		case <-l.in.Wake():
+		}
+		for wait := l.wait(); wait > 0; wait = l.wait() {
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-l.poke:
+				l.tell(nil, current)
+				timer.Stop()
+			case <-timer.C:
+			}
+		}
+		p, ok := l.in.TakeIf(pending[M]{marks: l.newMarks()}, func(p *pending[M]) bool { return p.n > 0 })
+		if !ok {
+			continue // woken again for marks an earlier batch took
+		}
+		c, changed := apply(p.marks)
+		if changed {
+			l.tell(&c, current)
+		} else {
+			l.tell(nil, current)
+		}
+		l.in.Done()
+	}
+}
+
+// wait is how long the pending batch waits still; 0 when none is
+// pending.
+func (l *Loop[M, C]) wait() time.Duration {
+	var wait time.Duration
+	l.in.Look(func(p *pending[M]) {
+		if p.n > 0 {
+			wait = l.debounce.Wait(p.first, p.latest, time.Now())
+		}
+	})
+	return wait
+}
+
+// tell calls the fresh subscribers with the current state and the
+// others with c, when there is one.
+func (l *Loop[M, C]) tell(c *C, current func() C) {
+	l.mu.Lock()
+	type call struct {
+		f     func(C)
+		fresh bool
+	}
+	var calls []call
+	for _, s := range l.subs {
+		if s.fresh || c != nil {
+			calls = append(calls, call{s.f, s.fresh})
+			s.fresh = false
+		}
+	}
+	l.mu.Unlock()
+	var cur C
+	if len(calls) > 0 && current != nil {
+		cur = current()
+	}
+	for _, cl := range calls {
+		if cl.fresh {
+			cl.f(cur)
+		} else {
+			cl.f(*c)
+		}
+	}
+}

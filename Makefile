@@ -31,7 +31,8 @@ test-unit:
 ## kube-apiserver, etcd and EndpointSlice controller, and the fault tests
 ## over two clusters of their own (about 5 minutes on 2 cores, hence the
 ## timeout above go test's default of 10); then the kube controller's
-## tests once more on shared informers (-shared, about a minute).
+## tests and the address index over it once more on shared informers,
+## the Gateway API's included (-shared, about a minute).
 ## hack/k8s/build.sh builds the servers once into a versioned cache (its
 ## last line is the directory); the tests are behind the integration
 ## build tag.
@@ -40,7 +41,7 @@ test-integration:
 	MESHREG_K8S_DIR="$$dir" $(GO) test -race -count=1 -timeout 30m -tags integration ./internal/integration/ && \
 	echo "--- the kube controller's tests again, on shared informers" && \
 	MESHREG_K8S_DIR="$$dir" $(GO) test -race -count=1 -timeout 30m -tags integration \
-		-run '^(TestEndpointsFromTheEndpointSliceController|TestOutageThenRelist|TestNamespaceFilter|TestTopologyHintsFromTheEndpointSliceController|TestGatewayFromLoadBalancerStatus|TestGatewayFromGatewayAPI|TestMCSExportsAndImports)$$' \
+		-run '^(TestEndpointsFromTheEndpointSliceController|TestOutageThenRelist|TestNamespaceFilter|TestTopologyHintsFromTheEndpointSliceController|TestGatewayFromLoadBalancerStatus|TestGatewayFromGatewayAPI|TestMCSExportsAndImports|TestAddressIndexOverTheAPIServer)$$' \
 		./internal/integration/ -args -shared
 
 ## lint: gofmt must have nothing to say; go.mod and go.sum must be tidy;

@@ -5,14 +5,20 @@ import (
 	"errors"
 	"testing"
 
+	istiofake "istio.io/client-go/pkg/clientset/versioned/fake"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/aggregate"
 	"github.com/meshreg/meshreg/kube"
+	"github.com/meshreg/meshreg/kube/multicluster"
+	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/proxyview"
 	"github.com/meshreg/meshreg/registry"
 	"github.com/meshreg/meshreg/registry/memory"
 	"github.com/meshreg/meshreg/serviceentry"
+	"github.com/meshreg/meshreg/wds"
 )
 
 // TestWhatImplementsWhat holds the table of the registry package's doc
@@ -47,8 +53,10 @@ func TestWhatImplementsWhat(t *testing.T) {
 	}
 }
 
-// TestRunOnce: every registry, the aggregate and the proxy view run once;
-// a second Run says so with registry.ErrAlreadyRunning.
+// TestRunOnce: everything that runs (registries, the aggregate, the
+// multicluster controller, an informer source, the proxy view and its
+// debouncer, the address index and its WDS server) runs once; a second
+// Run says so with registry.ErrAlreadyRunning.
 func TestRunOnce(t *testing.T) {
 	kc, err := kube.New(fake.NewClientset(), kube.Options{})
 	if err != nil {
@@ -78,6 +86,29 @@ func TestRunOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	deb, err := proxyview.NewDebouncer(view, func(proxyview.Push) {}, proxyview.DebounceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := address.New(viewed, address.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := wds.New(idx, wds.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := multicluster.New(fake.NewClientset(), agg, multicluster.Options{Factory: multicluster.ClientFactory(
+		func(id model.ClusterID, c kubernetes.Interface) (registry.Registry, error) {
+			return kube.New(c, kube.Options{ClusterID: id})
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	informed, err := serviceentry.NewInformerSource(istiofake.NewSimpleClientset(), serviceentry.InformerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	done, cancel := context.WithCancel(t.Context())
 	cancel() // the first Run stops at once
 	for _, r := range []struct {
@@ -85,7 +116,9 @@ func TestRunOnce(t *testing.T) {
 		run  func(context.Context) error
 	}{
 		{"kube.Controller", kc.Run}, {"serviceentry.Controller", se.Run}, {"memory.Registry", mem.Run},
-		{"aggregate.Controller", agg.Run}, {"proxyview.View", view.Run},
+		{"aggregate.Controller", agg.Run}, {"proxyview.View", view.Run}, {"proxyview.Debouncer", deb.Run},
+		{"address.Index", idx.Run}, {"wds.Server", srv.Run}, {"multicluster.Controller", mc.Run},
+		{"serviceentry.InformerSource", informed.Run},
 	} {
 		_ = r.run(done)
 		if err := r.run(done); !errors.Is(err, registry.ErrAlreadyRunning) {

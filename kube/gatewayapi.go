@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
@@ -78,8 +79,11 @@ func gatewayAPIServed(client gatewayclient.Interface) (gateways, classes bool, e
 func (c *Controller) newGatewayInformer(client gatewayclient.Interface) informer {
 	gws := client.GatewayV1().Gateways("")
 	lw := listWatch(client, gws.List, gws.Watch, c.relists(gatewaysInformer))
-	return newInformer(gatewaysInformer, lw, &gatewayv1.Gateway{}, c.opts.ResyncPeriod, c.stripGateway,
-		handle(c, func(ch *changes) map[types.NamespacedName]*gatewayInfo { return ch.gateways }, nil))
+	return newInformer(gatewaysInformer, lw, &gatewayv1.Gateway{}, c.opts.ResyncPeriod, c.stripGateway, c.gatewayHandler())
+}
+
+func (c *Controller) gatewayHandler() cache.ResourceEventHandler {
+	return handle(c, func(ch *changes) map[types.NamespacedName]*gatewayInfo { return ch.gateways }, nil)
 }
 
 // newGatewayClassInformer returns the informer of the cluster's
@@ -87,8 +91,11 @@ func (c *Controller) newGatewayInformer(client gatewayclient.Interface) informer
 func (c *Controller) newGatewayClassInformer(client gatewayclient.Interface) informer {
 	classes := client.GatewayV1().GatewayClasses()
 	lw := listWatch(client, classes.List, classes.Watch, c.relists(gatewayClassesInformer))
-	return newInformer(gatewayClassesInformer, lw, &gatewayv1.GatewayClass{}, c.opts.ResyncPeriod, stripGatewayClass,
-		handle(c, func(ch *changes) map[types.NamespacedName]*gatewayClassInfo { return ch.gatewayClasses }, nil))
+	return newInformer(gatewayClassesInformer, lw, &gatewayv1.GatewayClass{}, c.opts.ResyncPeriod, stripGatewayClass, c.gatewayClassHandler())
+}
+
+func (c *Controller) gatewayClassHandler() cache.ResourceEventHandler {
+	return handle(c, func(ch *changes) map[types.NamespacedName]*gatewayClassInfo { return ch.gatewayClasses }, nil)
 }
 
 // stripGateway turns a Gateway into its gatewayInfo.

@@ -134,8 +134,9 @@ type Options struct {
 	// holds its owner's objects whole, where the controller's own
 	// informers keep only what it reads (see BENCHMARKS.md), and the
 	// relist metric counts nothing. FactoryInformers takes them from a
-	// client-go SharedInformerFactory. Default: nil, informers of the
-	// controller's own over New's client.
+	// client-go SharedInformerFactory; SharedInformers.Gateways shares
+	// the Gateway API's too. Default: nil, informers of the controller's
+	// own over New's client.
 	Informers *SharedInformers
 	// MCS configures Kubernetes Multi-Cluster Services: the MCS API's
 	// ServiceExports and ServiceImports (multicluster.x-k8s.io/v1alpha1,
@@ -277,6 +278,9 @@ func (o Options) validate() error {
 	if o.Informers != nil {
 		if err := o.Informers.validate(); err != nil {
 			return err
+		}
+		if o.Informers.Gateways != nil && o.GatewayClient != nil {
+			return errors.New("kube: both Options.GatewayClient and Options.Informers.Gateways: Gateways are read from one")
 		}
 	}
 	return o.MCS.validate()

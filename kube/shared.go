@@ -16,8 +16,9 @@ type SharedInformer interface {
 }
 
 // SharedInformers are a control plane's informers of the five kinds the
-// controller reads, every one of them cluster-wide (Options.Informers).
-// The controller adds a handler to each when it runs and removes it when
+// controller reads, every one of them cluster-wide (Options.Informers),
+// and optionally of the Gateway API's Gateways and GatewayClasses. The
+// controller adds a handler to each when it runs and removes it when
 // Run returns; it never starts, stops or writes to them, and never
 // modifies an object they hold.
 type SharedInformers struct {
@@ -26,6 +27,18 @@ type SharedInformers struct {
 	Pods           SharedInformer
 	Nodes          SharedInformer
 	Namespaces     SharedInformer
+
+	// Gateways, when set, are the cluster's gateway.networking.k8s.io/v1
+	// Gateways (a gateway-api informer factory's
+	// Gateway().V1().Gateways().Informer()), read as with
+	// Options.GatewayClient, which must then be nil: the controller
+	// opens no Gateway watch of its own. GatewayClasses, optional with
+	// them, are the GatewayClasses, whose labels and annotations a
+	// Gateway's class lends it. The caller makes sure the cluster
+	// serves the kinds. Default nil: Gateways as Options.GatewayClient
+	// says.
+	Gateways       SharedInformer
+	GatewayClasses SharedInformer
 }
 
 // FactoryInformers returns the informers of the five kinds from a
@@ -46,6 +59,9 @@ func (s *SharedInformers) validate() error {
 	if s.Services == nil || s.EndpointSlices == nil || s.Pods == nil || s.Nodes == nil || s.Namespaces == nil {
 		return errors.New("kube: Options.Informers needs all five informers: Services, EndpointSlices, Pods, Nodes and Namespaces")
 	}
+	if s.GatewayClasses != nil && s.Gateways == nil {
+		return errors.New("kube: Options.Informers has GatewayClasses but no Gateways")
+	}
 	return nil
 }
 
@@ -60,6 +76,14 @@ func (c *Controller) sharedInformers(s *SharedInformers) []informer {
 	var out []informer
 	for _, k := range c.kinds() {
 		out = append(out, informer{name: k.name, shared: shared[k.name], handler: stripping{strip: k.strip, h: k.handler}})
+	}
+	if s.Gateways != nil {
+		out = append(out, informer{name: gatewaysInformer, shared: s.Gateways,
+			handler: stripping{strip: c.stripGateway, h: c.gatewayHandler()}})
+	}
+	if s.GatewayClasses != nil {
+		out = append(out, informer{name: gatewayClassesInformer, shared: s.GatewayClasses,
+			handler: stripping{strip: stripGatewayClass, h: c.gatewayClassHandler()}})
 	}
 	return out
 }

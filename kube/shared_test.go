@@ -7,8 +7,14 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
 	"github.com/meshreg/meshreg/aggregate"
 	"github.com/meshreg/meshreg/internal/informertest"
@@ -152,5 +158,62 @@ func TestSharedInformersIncomplete(t *testing.T) {
 	}
 	if _, err := New(nil, Options{}); err == nil {
 		t.Error("New with neither a client nor Options.Informers succeeded")
+	}
+}
+
+// Gateways from shared Gateway API informers are the Gateways the
+// controller reads with a client of its own, and it opens no watch of
+// them: the client it would watch with is never given.
+func TestSharedGatewayInformers(t *testing.T) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app"}}
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "istio-waypoint", Labels: map[string]string{"istio.io/waypoint-for": "all"}}}
+	gw := &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "wp"},
+		Spec:       gatewayv1.GatewaySpec{GatewayClassName: "istio-waypoint", Listeners: []gatewayv1.Listener{{Name: "mesh", Port: 15008, Protocol: "HBONE"}}},
+		Status:     gatewayv1.GatewayStatus{Addresses: []gatewayv1.GatewayStatusAddress{{Type: ptrTo(gatewayv1.IPAddressType), Value: "10.0.0.9"}}},
+	}
+	newGatewayClient := func() *gatewayfake.Clientset {
+		gc := gatewayfake.NewSimpleClientset()
+		mustNot(t, gc.Tracker().Create(gatewayv1.SchemeGroupVersion.WithResource("gatewayclasses"), class, ""))
+		mustNot(t, gc.Tracker().Create(gatewayv1.SchemeGroupVersion.WithResource("gateways"), gw, "app"))
+		gc.Resources = []*metav1.APIResourceList{{GroupVersion: gatewayAPIGroupVersion, APIResources: []metav1.APIResource{
+			{Name: "gateways", Namespaced: true, Kind: "Gateway"}, {Name: "gatewayclasses", Kind: "GatewayClass"}}}}
+		return gc
+	}
+	own := startController(t, newFakeCluster(ns), Options{ClusterID: "c1", GatewayClient: newGatewayClient()})
+	waitFor(t, "the Gateway, read with a client", func() bool { return len(own.Gateways()) == 1 })
+
+	gc := newGatewayClient()
+	kf := informers.NewSharedInformerFactory(newFakeCluster(ns), 0)
+	gf := gatewayinformers.NewSharedInformerFactory(gc, 0)
+	shared := FactoryInformers(kf)
+	shared.Gateways = gf.Gateway().V1().Gateways().Informer()
+	shared.GatewayClasses = gf.Gateway().V1().GatewayClasses().Informer()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer func() { cancel(); kf.Shutdown(); gf.Shutdown() }()
+	c, err := New(nil, Options{ClusterID: "c1", Informers: shared})
+	mustNot(t, err)
+	kf.Start(ctx.Done())
+	gf.Start(ctx.Done())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() { cancel(); mustNot(t, <-done) }()
+	waitFor(t, "the Gateway, from shared informers", func() bool { return c.HasSynced() && len(c.Gateways()) == 1 })
+	if diff := cmp.Diff(own.Gateways(), c.Gateways()); diff != "" {
+		t.Errorf("Gateways from shared informers (-own client +shared):\n%s", diff)
+	}
+
+	for _, tt := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"both sources of Gateways", Options{GatewayClient: gc, Informers: shared}, "GatewayClient"},
+		{"classes without Gateways", Options{Informers: &SharedInformers{Services: shared.Services, EndpointSlices: shared.EndpointSlices,
+			Pods: shared.Pods, Nodes: shared.Nodes, Namespaces: shared.Namespaces, GatewayClasses: shared.GatewayClasses}}, "GatewayClasses"},
+	} {
+		if _, err := New(nil, tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: New = %v, want an error naming %s", tt.name, err, tt.want)
+		}
 	}
 }

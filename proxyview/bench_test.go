@@ -58,7 +58,7 @@ func largeView(b *testing.B) (*View, *memory.Registry, []*model.Service) {
 	for _, svc := range svcs {
 		markFrom(v, reg, svc.Key())
 	}
-	v.markGateways()
+	v.markGateways(reg)
 	v.apply()
 	return v, reg, svcs
 }
@@ -149,7 +149,7 @@ func BenchmarkSnapshot(b *testing.B) {
 			} else {
 				reg.SetEndpoints(svc.Key(), flipped...)
 			}
-			v.markEndpoints(svc.Key())
+			v.markEndpoints(svc.Key(), reg.Endpoints(svc.Key(), registry.EndpointQuery{}))
 			v.apply()
 		}
 	})

@@ -2,11 +2,13 @@ package proxyview
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
 
-	"github.com/meshreg/meshreg/internal/workqueue"
+	"github.com/meshreg/meshreg/internal/derived"
 	"github.com/meshreg/meshreg/model"
 )
 
@@ -23,20 +25,20 @@ type DebounceOptions struct {
 
 func (o DebounceOptions) defaults() DebounceOptions {
 	if o.Quiet <= 0 {
-		o.Quiet = 100 * time.Millisecond
+		o.Quiet = derived.DefaultQuiet
 	}
 	if o.Max <= 0 {
-		o.Max = 10 * time.Second
+		o.Max = derived.DefaultMax
 	}
 	return o
 }
 
 // Push is one debounced batch of changes.
 type Push struct {
-	// Initial is true for the first push of Run, made as it starts: its
-	// snapshot is the view's state when the debouncer subscribed, and
-	// its consumer should build everything from it. Services and
-	// Gateways are then empty.
+	// Initial is true for the first push, made as soon as the view tells
+	// the debouncer its state (at once when the view runs): its consumer
+	// should build everything from Snapshot. Services and Gateways are
+	// then empty.
 	Initial bool
 	// Snapshot is the view's latest snapshot when the push was made: it
 	// holds every change listed, and perhaps later ones.
@@ -61,86 +63,62 @@ type changeSource interface {
 // a push waits until no change has come for DebounceOptions.Quiet, or
 // until DebounceOptions.Max has passed since the first change it holds,
 // and one push at a time runs: changes that come during a push wait for
-// the next.
+// the next. Run runs it.
 type Debouncer struct {
 	src  changeSource
-	opts DebounceOptions
-	// in gathers the changes of the next push.
-	in *workqueue.Queue[batch]
+	push func(Push)
+	loop *derived.Loop[batch, Push]
 }
 
-// batch is the changes of the next push, and when they came.
+// batch is the changes of the next push.
 type batch struct {
-	services      map[model.ServiceKey]struct{}
-	gateways      bool
-	changes       int
-	first, latest time.Time
+	initial  bool
+	services map[model.ServiceKey]struct{}
+	gateways bool
+	changes  int
 }
 
 func newBatch() batch { return batch{services: map[model.ServiceKey]struct{}{}} }
 
-func (b *batch) empty() bool { return b.changes == 0 }
+// NewDebouncer returns a debouncer of v's changes that hands each push
+// to push; Run starts it. The error wraps ErrInvalidOptions.
+func NewDebouncer(v *View, push func(Push), opts DebounceOptions) (*Debouncer, error) {
+	if v == nil {
+		return nil, fmt.Errorf("%w: NewDebouncer: no view", ErrInvalidOptions)
+	}
+	return newDebouncer(v, push, opts)
+}
 
-// NewDebouncer returns a debouncer of v's changes; Run starts it.
-func NewDebouncer(v *View, opts DebounceOptions) *Debouncer { return newDebouncer(v, opts) }
-
-func newDebouncer(src changeSource, opts DebounceOptions) *Debouncer {
-	return &Debouncer{src: src, opts: opts.defaults(), in: workqueue.New(newBatch(), (*batch).empty)}
+func newDebouncer(src changeSource, push func(Push), opts DebounceOptions) (*Debouncer, error) {
+	if push == nil {
+		return nil, fmt.Errorf("%w: NewDebouncer: %w", ErrInvalidOptions, errors.New("no push function"))
+	}
+	o := opts.defaults()
+	return &Debouncer{
+		src:  src,
+		push: push,
+		loop: derived.NewLoop[batch, Push]("proxyview debouncer", newBatch, derived.Debounce{Quiet: o.Quiet, Max: o.Max}),
+	}, nil
 }
 
 // Run subscribes to the view's changes and calls push, on its own
 // goroutine, one call at a time, until ctx is done; then it returns nil.
-// The first call, at once, is the Initial push of the view's state; each
-// later one holds the changes since the one before, so that nothing the
-// view publishes is missed.
-func (d *Debouncer) Run(ctx context.Context, push func(Push)) error {
-	unsubscribe := d.src.Subscribe(d.add)
-	defer unsubscribe()
-	// After subscribing: a change published from now on is also pushed
-	// later, at worst once more than needed.
-	push(Push{Initial: true, Snapshot: d.src.Snapshot()})
-	timer := time.NewTimer(0)
-	if !timer.Stop() {
-		<-timer.C
-	}
-	waiting := false // whether timer is set
-	for {
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return nil
-		case <-d.in.Wake():
-			if !waiting {
-				timer.Reset(d.opts.Quiet)
-				waiting = true
-			}
-		case <-timer.C:
-			waiting = false
-			for {
-				p, wait, ok := d.take(time.Now())
-				if !ok {
-					if wait > 0 {
-						timer.Reset(wait)
-						waiting = true
-					}
-					break
-				}
-				p.Snapshot = d.src.Snapshot()
-				push(p)
-				d.in.Done()
-			}
-		}
-	}
+// The first call is the Initial push of the view's state; each later one
+// holds the changes since the one before, so that nothing the view
+// publishes is missed. A debouncer runs once; a second call returns an
+// error wrapping registry.ErrAlreadyRunning.
+func (d *Debouncer) Run(ctx context.Context) error {
+	return d.loop.Run(ctx, func() func() { return d.src.Subscribe(d.add) }, d.apply, nil)
 }
 
-// add gathers one change into the batch.
+// add gathers one change into the batch; the view's state, the first,
+// is pushed at once.
 func (d *Debouncer) add(c Change) {
-	now := time.Now()
-	d.in.Add(func(b *batch) {
-		if b.changes == 0 {
-			b.first = now
-		}
-		b.latest = now
+	if c.Initial {
+		d.loop.MarkNow(func(b *batch) { b.initial = true })
+		return
+	}
+	d.loop.Mark(func(b *batch) {
 		b.changes++
 		for _, k := range c.Services {
 			b.services[k] = struct{}{}
@@ -149,27 +127,18 @@ func (d *Debouncer) add(c Change) {
 	})
 }
 
-// take returns the batch when it is due at now, and empties it; else how
-// long until it may be (0: there is no batch).
-// The caller calls d.in.Done once it has pushed a batch taken.
-func (d *Debouncer) take(now time.Time) (p Push, wait time.Duration, ok bool) {
-	b, ok := d.in.TakeIf(newBatch(), func(b *batch) bool {
-		if b.changes == 0 {
-			return false
+// apply pushes a batch. The changes that come with the initial state are
+// in its snapshot, read now.
+func (d *Debouncer) apply(b batch) (Push, bool) {
+	p := Push{Initial: true}
+	if !b.initial {
+		p = Push{
+			Services: slices.SortedFunc(maps.Keys(b.services), model.ServiceKey.Compare),
+			Gateways: b.gateways,
+			Changes:  b.changes,
 		}
-		quiet := now.Sub(b.latest)
-		if quiet < d.opts.Quiet && now.Sub(b.first) < d.opts.Max {
-			wait = min(d.opts.Quiet-quiet, d.opts.Max-now.Sub(b.first))
-			return false
-		}
-		return true
-	})
-	if !ok {
-		return Push{}, wait, false
 	}
-	return Push{
-		Services: slices.SortedFunc(maps.Keys(b.services), model.ServiceKey.Compare),
-		Gateways: b.gateways,
-		Changes:  b.changes,
-	}, 0, true
+	p.Snapshot = d.src.Snapshot()
+	d.push(p)
+	return p, false
 }

@@ -2,6 +2,7 @@ package proxyview
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -19,10 +20,12 @@ type changes struct {
 	snap *Snapshot
 }
 
+// Subscribe tells f the state first, as a View does.
 func (c *changes) Subscribe(f func(Change)) func() {
 	c.mu.Lock()
 	c.subs = append(c.subs, f)
 	c.mu.Unlock()
+	f(Change{Initial: true, Snapshot: c.snap})
 	return func() {}
 }
 
@@ -78,12 +81,15 @@ func debounced(t *testing.T, opts DebounceOptions, script func(src *changes, rec
 	synctest.Test(t, func(t *testing.T) {
 		rec.start = time.Now()
 		src := &changes{snap: &Snapshot{gen: 7}}
-		d := newDebouncer(src, opts)
+		d, err := newDebouncer(src, rec.push, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			if err := d.Run(ctx, rec.push); err != nil {
+			if err := d.Run(ctx); err != nil {
 				t.Errorf("Run: %v", err)
 			}
 		}()
@@ -161,19 +167,22 @@ func TestDebounceOnePushAtATime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec.start = time.Now()
 		src := &changes{snap: &Snapshot{}}
-		d := newDebouncer(src, DebounceOptions{})
-		ctx, cancel := context.WithCancel(context.Background())
 		inPush := make(chan struct{})
+		d, err := newDebouncer(src, func(p Push) {
+			rec.push(p)
+			if !p.Initial && len(rec.at) == 1 {
+				close(inPush)
+				time.Sleep(time.Second) // a slow push
+			}
+		}, DebounceOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_ = d.Run(ctx, func(p Push) {
-				rec.push(p)
-				if !p.Initial && len(rec.at) == 1 {
-					close(inPush)
-					time.Sleep(time.Second) // a slow push
-				}
-			})
+			_ = d.Run(ctx)
 		}()
 		synctest.Wait()
 		src.publish("a")
@@ -195,5 +204,24 @@ func TestDebounceNothingToPush(t *testing.T) {
 	rec := debounced(t, DebounceOptions{}, func(*changes, *pushed) {})
 	if len(rec.at) != 0 {
 		t.Errorf("pushes without changes: %v", rec.at)
+	}
+}
+
+func TestNewDebouncerRefuses(t *testing.T) {
+	v, err := New(newFake(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		v    *View
+		push func(Push)
+	}{
+		{"no view", nil, func(Push) {}},
+		{"no push function", v, nil},
+	} {
+		if d, err := NewDebouncer(tt.v, tt.push, DebounceOptions{}); !errors.Is(err, ErrInvalidOptions) || d != nil {
+			t.Errorf("%s: NewDebouncer = %v, %v; want nil, ErrInvalidOptions", tt.name, d, err)
+		}
 	}
 }

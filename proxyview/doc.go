@@ -12,12 +12,13 @@
 // the package knows no xDS type.
 //
 //	view, err := proxyview.New(agg, proxyview.Options{})
-//	go view.Run(ctx)
-//	go proxyview.NewDebouncer(view, proxyview.DebounceOptions{}).Run(ctx, func(p proxyview.Push) {
+//	deb, err := proxyview.NewDebouncer(view, func(p proxyview.Push) {
 //		for _, proxy := range connected {
 //			for _, svc := range p.Snapshot.Services(proxy) { ... p.Snapshot.Endpoints(proxy, svc.Key(), port) ... }
 //		}
-//	})
+//	}, proxyview.DebounceOptions{})
+//	go view.Run(ctx)
+//	go deb.Run(ctx)
 //
 // The answers are Istio's (its push context and EDS builder for a sidecar
 // without Sidecar resources), with the differences docs/DIFFERENCES.md lists.

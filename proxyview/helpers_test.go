@@ -69,7 +69,7 @@ func (f *fakeSource) view(t *testing.T, opts Options) *View {
 	for k := range f.services {
 		markFrom(v, f, k)
 	}
-	v.markGateways()
+	v.markGateways(f)
 	v.markSynced()
 	v.apply()
 	return v
@@ -82,14 +82,31 @@ func (f *fakeSource) snapshot(t *testing.T, opts Options) *Snapshot {
 }
 
 // markFrom tells v what src holds for a service, as the source's events
-// would: the service (or its delete), and that its endpoints changed.
+// would: the service (or its delete), and its endpoints.
 func markFrom(v *View, src registry.Discovery, key model.ServiceKey) {
 	if svc := src.ServiceByKey(key); svc != nil {
 		v.markService(registry.ServiceEvent{Type: model.EventUpdate, Current: svc})
 	} else {
 		v.markService(registry.ServiceEvent{Type: model.EventDelete, Previous: &model.Service{Namespace: key.Namespace, Hostname: key.Hostname}})
 	}
-	v.markEndpoints(key)
+	v.markEndpoints(key, src.Endpoints(key, registry.EndpointQuery{}))
+}
+
+// The view's marks and apply, for tests that drive it without Run.
+func (v *View) markService(e registry.ServiceEvent) { v.handler().OnService(e) }
+func (v *View) markEndpoints(key model.ServiceKey, all []*model.Endpoint) {
+	v.handler().OnEndpoints(registry.EndpointsEvent{Service: key, All: all})
+}
+func (v *View) markSynced() { v.handler().OnSynced(registry.SyncedEvent{}) }
+func (v *View) apply()      { v.loop.Flush(v.applyBatch) }
+
+// markGateways tells v the network gateways of src, when it has any.
+func (v *View) markGateways(src registry.Reader) {
+	var gws []model.NetworkGateway
+	if gd, ok := src.(registry.GatewayDiscovery); ok {
+		gws = gd.NetworkGateways()
+	}
+	v.handler().OnNetworkGateways(registry.NetworkGatewaysEvent{Gateways: gws})
 }
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

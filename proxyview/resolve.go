@@ -67,7 +67,7 @@ func (v *View) resolveLoop(ctx context.Context) {
 			}
 		}
 		if changed || len(first) > 0 {
-			v.in.Add(func(m *marks) {
+			v.loop.Mark(func(m *marks) {
 				m.gateways = true
 				m.looked = append(m.looked, first...)
 			})

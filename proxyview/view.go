@@ -2,14 +2,13 @@ package proxyview
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"net/netip"
 	"slices"
 	"sync"
 	"sync/atomic"
 
-	"github.com/meshreg/meshreg/internal/workqueue"
+	"github.com/meshreg/meshreg/internal/derived"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -17,8 +16,12 @@ import (
 // Change says what one generation changed. A generation may change no
 // service: the one that turns Snapshot.Synced true, for one.
 type Change struct {
-	// Generation is the generation published.
+	// Generation is the generation published; Snapshot is it.
 	Generation uint64
+	Snapshot   *Snapshot
+	// Initial marks the first call a subscriber gets: the view's state
+	// when it subscribed, Snapshot, with no Services.
+	Initial bool
 	// Services are the keys of the services whose service or endpoints
 	// changed (added, updated or deleted), sorted.
 	Services []model.ServiceKey
@@ -32,38 +35,33 @@ type Change struct {
 // for concurrent use.
 //
 // The view follows the source's events and takes what they carry: a
-// service event's service, the fact that a service's endpoints or the
-// gateways changed, the source's SyncedEvent. Run's goroutine applies
-// them: it reads the marked services' endpoints (the events carry one
-// shard's list, the view wants the service's) and the gateways from the
-// source, never inside a lock of the view's, and publishes a snapshot
-// that shares everything else with the previous one. Events that arrive
-// while it works are one change.
+// service event's service, an endpoints event's service endpoints
+// (registry.EndpointsEvent.All), a gateways event's network gateways,
+// the source's SyncedEvent; it never asks the source. Run's goroutine
+// applies them (ARCHITECTURE.md, "derived views") and publishes a
+// snapshot that shares everything else with the previous one. Events
+// that arrive while it works are one change.
 type View struct {
 	src  registry.Reader
 	conf *config
 
-	snap    atomic.Pointer[Snapshot]
-	running atomic.Bool
-
-	// in holds what changed in the source since apply last looked.
-	in *workqueue.Queue[marks]
+	snap atomic.Pointer[Snapshot]
+	loop *derived.Loop[marks, Change]
 
 	namesChanged chan struct{}
 
-	// mu guards subscribers, and the gateways' host names and what they
-	// resolved to.
-	mu          sync.Mutex
-	subscribers map[int]func(Change)
-	nextID      int
-	names       []string
-	resolved    map[string][]netip.Addr
+	// mu guards the gateways' host names and what they resolved to.
+	mu       sync.Mutex
+	names    []string
+	resolved map[string][]netip.Addr
 
-	// looked holds the host names the resolver has looked up at least
-	// once, whatever the answer, as the marks apply took say: the view
-	// has not synced while a name the gateways use is not among them.
-	// sourceSynced is set once the source's SyncedEvent is among the
-	// marks apply took. Only apply uses them.
+	// Only Run's goroutine uses what follows. gateways are the source's
+	// network gateways, as its latest event carried them. looked holds
+	// the host names the resolver has looked up at least once, whatever
+	// the answer, as the marks apply took say: the view has not synced
+	// while a name the gateways use is not among them. sourceSynced is
+	// set once the source's SyncedEvent is among the marks apply took.
+	gateways     []model.NetworkGateway
 	looked       map[string]bool
 	sourceSynced bool
 }
@@ -73,9 +71,13 @@ type View struct {
 // names looked up for the first time.
 type marks struct {
 	services map[model.ServiceKey]serviceMark
-	gateways bool
-	synced   bool
-	looked   []string
+	// gatewaysSet says a gateways event came, with gws; gateways that
+	// the gateways' host names resolved to something new.
+	gatewaysSet bool
+	gws         []model.NetworkGateway
+	gateways    bool
+	synced      bool
+	looked      []string
 }
 
 // serviceMark is what the events since apply last looked said of one
@@ -85,20 +87,18 @@ type serviceMark struct {
 	// as the latest one left it, nil once deleted.
 	service bool
 	svc     *model.Service
-	// endpoints says that an endpoints event came: apply reads them.
+	// endpoints says that an endpoints event came; eps are the
+	// service's endpoints the latest carried.
 	endpoints bool
+	eps       []*model.Endpoint
 }
 
 func newMarks() marks { return marks{services: map[model.ServiceKey]serviceMark{}} }
 
-func (m *marks) empty() bool {
-	return len(m.services) == 0 && !m.gateways && !m.synced && len(m.looked) == 0
-}
-
 // New returns a view of src (a registry or the aggregate); Run starts
-// it. The view syncs after src's SyncedEvent; when src is also a
-// registry.GatewayDiscovery, the view follows its network gateways. The
-// error wraps ErrInvalidOptions and names each option it cannot use.
+// it. The view syncs after src's SyncedEvent and follows the network
+// gateways src publishes (registry.NetworkGatewaysEvent). The error
+// wraps ErrInvalidOptions and names each option it cannot use.
 func New(src registry.Reader, opts Options) (*View, error) {
 	o, err := opts.defaults()
 	if err != nil {
@@ -108,9 +108,8 @@ func New(src registry.Reader, opts Options) (*View, error) {
 	v := &View{
 		src:          src,
 		conf:         conf,
-		in:           workqueue.New(newMarks(), (*marks).empty),
+		loop:         derived.NewLoop[marks, Change]("proxyview", newMarks, derived.Debounce{}),
 		namesChanged: make(chan struct{}, 1),
-		subscribers:  map[int]func(Change){},
 		looked:       map[string]bool{},
 	}
 	v.snap.Store(emptySnapshot(conf))
@@ -126,92 +125,84 @@ func (v *View) Snapshot() *Snapshot { return v.snap.Load() }
 // looked up once (Options.Resolver; a lookup that fails counts).
 func (v *View) HasSynced() bool { return v.snap.Load().synced }
 
-// Subscribe registers f to be called with each generation's Change, after
-// its snapshot is published, on Run's goroutine, one call at a time: f
-// must return quickly (Debouncer does). The returned function
+// Subscribe registers f, called on Run's goroutine one call at a time
+// (f must return quickly; Debouncer does): first with the view's state
+// then (an Initial Change: its Snapshot, no Services), then with the
+// Change of each generation published after it. The returned function
 // unsubscribes; it is idempotent.
-func (v *View) Subscribe(f func(Change)) (unsubscribe func()) {
-	v.mu.Lock()
-	id := v.nextID
-	v.nextID++
-	v.subscribers[id] = f
-	v.mu.Unlock()
-	return func() {
-		v.mu.Lock()
-		delete(v.subscribers, id)
-		v.mu.Unlock()
-	}
-}
+func (v *View) Subscribe(f func(Change)) (unsubscribe func()) { return v.loop.Subscribe(f) }
+
+// Settled reports whether the view has applied every change its source
+// reported, with nothing pending.
+func (v *View) Settled() bool { return v.loop.Settled() }
 
 // Run subscribes to the source and keeps the view up to date until ctx
 // is done; then it unsubscribes and returns nil. A view runs once; a
 // second call returns an error wrapping registry.ErrAlreadyRunning.
 func (v *View) Run(ctx context.Context) error {
-	if !v.running.CompareAndSwap(false, true) {
-		return fmt.Errorf("proxyview: %w", registry.ErrAlreadyRunning)
-	}
-	unsubscribe := v.src.Subscribe(registry.HandlerFuncs{
-		ServiceFunc:         v.markService,
-		EndpointsFunc:       func(e registry.EndpointsEvent) { v.markEndpoints(e.Service) },
-		NetworkGatewaysFunc: func(registry.NetworkGatewaysEvent) { v.markGateways() },
-		SyncedFunc:          func(registry.SyncedEvent) { v.markSynced() },
-	})
-	defer unsubscribe()
-	resolveCtx, stopResolving := context.WithCancel(ctx)
+	return v.loop.Run(ctx, v.follow, v.applyBatch, v.current)
+}
+
+// follow subscribes to the source, each event a mark, starts the
+// resolver and marks the first batch; it returns how to stop both.
+func (v *View) follow() (stop func()) {
+	unsubscribe := v.src.Subscribe(v.handler())
+	ctx, stopResolving := context.WithCancel(context.Background())
 	resolving := make(chan struct{})
 	go func() {
 		defer close(resolving)
-		v.resolveLoop(resolveCtx)
+		v.resolveLoop(ctx)
 	}()
-	defer func() { stopResolving(); <-resolving }()
 	// The first snapshot, at generation 1, is published even when the
 	// source holds nothing.
-	v.markGateways()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-v.in.Wake():
-		}
-		v.apply()
+	v.loop.Mark(func(m *marks) { m.gateways = true })
+	return func() {
+		unsubscribe()
+		stopResolving()
+		<-resolving
 	}
 }
 
-// markService records a service event: the service it leaves.
-func (v *View) markService(e registry.ServiceEvent) {
-	key := e.Service().Key()
-	v.in.Add(func(m *marks) {
-		sm := m.services[key]
-		sm.service, sm.svc = true, e.Current
-		m.services[key] = sm
-	})
+// handler marks each event of the source.
+func (v *View) handler() registry.HandlerFuncs {
+	mark := v.loop.Mark
+	return registry.HandlerFuncs{
+		ServiceFunc: func(e registry.ServiceEvent) {
+			key := e.Service().Key()
+			mark(func(m *marks) {
+				sm := m.services[key]
+				sm.service, sm.svc = true, e.Current
+				m.services[key] = sm
+			})
+		},
+		EndpointsFunc: func(e registry.EndpointsEvent) {
+			mark(func(m *marks) {
+				sm := m.services[e.Service]
+				sm.endpoints, sm.eps = true, e.All
+				m.services[e.Service] = sm
+			})
+		},
+		NetworkGatewaysFunc: func(e registry.NetworkGatewaysEvent) {
+			mark(func(m *marks) { m.gatewaysSet, m.gws = true, e.Gateways })
+		},
+		SyncedFunc: func(registry.SyncedEvent) { mark(func(m *marks) { m.synced = true }) },
+	}
 }
 
-// markEndpoints records that a service's endpoints changed.
-func (v *View) markEndpoints(key model.ServiceKey) {
-	v.in.Add(func(m *marks) {
-		sm := m.services[key]
-		sm.endpoints = true
-		m.services[key] = sm
-	})
+// current is the view's state as a subscriber's first Change.
+func (v *View) current() Change {
+	s := v.snap.Load()
+	return Change{Generation: s.gen, Snapshot: s, Initial: true}
 }
 
-func (v *View) markGateways() {
-	v.in.Add(func(m *marks) { m.gateways = true })
-}
-
-func (v *View) markSynced() {
-	v.in.Add(func(m *marks) { m.synced = true })
-}
-
-// apply takes what is marked, reads the marked endpoints and gateways
-// from the source, and publishes the next snapshot when anything
-// changed.
-func (v *View) apply() {
-	m := v.in.Take(newMarks())
-	defer v.in.Done()
+// applyBatch takes a batch of marks and publishes the next snapshot
+// when anything changed.
+func (v *View) applyBatch(m marks) (Change, bool) {
 	keys := slices.SortedFunc(maps.Keys(m.services), model.ServiceKey.Compare)
-	readGateways := m.gateways
+	if m.gatewaysSet {
+		v.gateways = m.gws
+	}
+	readGateways := m.gateways || m.gatewaysSet
 	for _, name := range m.looked {
 		v.looked[name] = true
 	}
@@ -240,7 +231,7 @@ func (v *View) apply() {
 		switch {
 		case svc == nil:
 		case sm.endpoints:
-			eps = v.src.Endpoints(key, registry.EndpointQuery{})
+			eps = sm.eps
 		case had:
 			eps = prev.eps
 		}
@@ -279,10 +270,7 @@ func (v *View) apply() {
 		next.vis = vis.done()
 	}
 	if readGateways {
-		var gws []model.NetworkGateway
-		if gd, ok := v.src.(registry.GatewayDiscovery); ok {
-			gws = gd.NetworkGateways()
-		}
+		gws := v.gateways
 		var resolved map[string][]netip.Addr
 		if !v.conf.SkipGatewayHostnames {
 			resolved = v.wantNames(hostnames(gws))
@@ -293,20 +281,13 @@ func (v *View) apply() {
 		}
 	}
 	next.synced = old.synced || v.sourceSynced && v.namesLooked()
-	if len(change.Services) > 0 || change.Gateways || next.synced != old.synced || old.gen == 0 {
-		next.gen = change.Generation
-		next.superseded = make(chan struct{})
-		v.snap.Store(&next)
-		close(old.superseded)
-		v.notify(change)
+	if len(change.Services) == 0 && !change.Gateways && next.synced == old.synced && old.gen > 0 {
+		return Change{}, false
 	}
-}
-
-func (v *View) notify(c Change) {
-	v.mu.Lock()
-	subs := slices.Collect(maps.Values(v.subscribers))
-	v.mu.Unlock()
-	for _, f := range subs {
-		f(c)
-	}
+	next.gen = change.Generation
+	next.superseded = make(chan struct{})
+	v.snap.Store(&next)
+	close(old.superseded)
+	change.Snapshot = &next
+	return change, true
 }

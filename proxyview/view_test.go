@@ -121,6 +121,13 @@ func TestViewFollowsTheRegistry(t *testing.T) {
 	if !saw {
 		t.Errorf("no change named %s: %+v", svc.Key(), changes)
 	}
+	// The first call is the state when Subscribe was called, then each
+	// generation with its snapshot.
+	for i, c := range changes {
+		if c.Initial != (i == 0) || c.Snapshot == nil || c.Snapshot.Generation() != c.Generation {
+			t.Errorf("change %d: Initial %v, snapshot %v, generation %d", i, c.Initial, c.Snapshot != nil, c.Generation)
+		}
+	}
 	if err := v.Run(context.Background()); !errors.Is(err, registry.ErrAlreadyRunning) {
 		t.Errorf("second Run = %v, want ErrAlreadyRunning", err)
 	}

@@ -20,8 +20,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/meshreg/meshreg/internal/subs"
 	"github.com/meshreg/meshreg/internal/watchlist"
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
 )
 
 // InformerOptions configure an InformerSource. The zero value watches
@@ -97,10 +99,8 @@ type InformerSource struct {
 	// signalSynced).
 	synced chan struct{}
 
-	// mu guards handlers and nextID.
-	mu       sync.RWMutex
-	handlers map[int]func(Ref)
-	nextID   int
+	handlers subs.Set[func(Ref)]
+	running  atomic.Bool
 }
 
 var (
@@ -138,7 +138,6 @@ func NewInformerSource(client versioned.Interface, opts InformerOptions) (*Infor
 		poll:      opts.CRDPollInterval,
 		seLister:  listersv1.NewServiceEntryLister(seInf.GetIndexer()),
 		weLister:  listersv1.NewWorkloadEntryLister(weInf.GetIndexer()),
-		handlers:  map[int]func(Ref){},
 		synced:    make(chan struct{}),
 	}
 	s.addCRD(KindWorkloadEntry, weInf)
@@ -174,13 +173,7 @@ func (s *InformerSource) notify(kind Kind, obj any) {
 	if err != nil {
 		return
 	}
-	s.mu.RLock()
-	hs := make([]func(Ref), 0, len(s.handlers))
-	for _, h := range s.handlers {
-		hs = append(hs, h)
-	}
-	s.mu.RUnlock()
-	for _, h := range hs {
+	for _, h := range s.handlers.All() {
 		h(Ref{Kind: kind, Namespace: ns, Name: name})
 	}
 }
@@ -189,8 +182,13 @@ func (s *InformerSource) notify(kind Kind, obj any) {
 // InformerOptions.CRDPollInterval, those of the kinds the cluster serves,
 // and the others once it serves them); when ctx is done it stops them,
 // waits for their goroutines, and removes its handlers. The informers of
-// a NewSharedInformerSource are their owner's to start and stop.
+// a NewSharedInformerSource are their owner's to start and stop. A
+// source runs once: a second call returns an error wrapping
+// registry.ErrAlreadyRunning.
 func (s *InformerSource) Run(ctx context.Context) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("serviceentry: informer source: %w", registry.ErrAlreadyRunning)
+	}
 	if err := s.addHandlers(); err != nil {
 		return err
 	}
@@ -265,16 +263,7 @@ func (s *InformerSource) watchesNamespaces() bool { return s.nsInf != nil }
 
 // Subscribe adds a handler, called from the informers' goroutines.
 func (s *InformerSource) Subscribe(handler func(Ref)) (unsubscribe func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := s.nextID
-	s.nextID++
-	s.handlers[id] = handler
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.handlers, id)
-	}
+	return s.handlers.Add(handler)
 }
 
 // ServiceEntries returns every ServiceEntry in the informer's cache.

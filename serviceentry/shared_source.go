@@ -39,7 +39,6 @@ func NewSharedInformerSource(f istioinformers.SharedInformerFactory, opts Shared
 	s := &InformerSource{
 		shared:   true,
 		weLister: wes.Lister(),
-		handlers: map[int]func(Ref){},
 		synced:   make(chan struct{}),
 	}
 	s.addCRD(KindWorkloadEntry, wes.Informer())

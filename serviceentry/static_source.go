@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/meshreg/meshreg/internal/subs"
 	"github.com/meshreg/meshreg/model"
 )
 
@@ -29,7 +30,7 @@ var ErrUnsupportedObject = errors.New("not a ServiceEntry, WorkloadEntry or Name
 // NamespaceSelector. The zero value is an empty source, ready to use; it
 // is safe for concurrent use.
 type StaticSource struct {
-	// mu guards ses, wes, namespaces, nsTraffic, handlers and nextID.
+	// mu guards ses, wes, namespaces and nsTraffic.
 	mu  sync.RWMutex
 	ses map[nsName]*networkingv1.ServiceEntry
 	wes map[nsName]*networkingv1.WorkloadEntry
@@ -37,8 +38,7 @@ type StaticSource struct {
 	// model.TrafficDistributionAnnotation.
 	namespaces map[string]map[string]string
 	nsTraffic  map[string]string
-	handlers   map[int]func(Ref)
-	nextID     int
+	handlers   subs.Set[func(Ref)]
 
 	syncedOnce sync.Once
 	synced     chan struct{} // closed; made by Synced
@@ -90,7 +90,7 @@ func (s *StaticSource) Upsert(objs ...runtime.Object) error {
 			errs = append(errs, fmt.Errorf("%T: %w", o, ErrUnsupportedObject))
 		}
 	}
-	handlers := s.handlerList()
+	handlers := s.handlers.All()
 	s.mu.Unlock()
 	notify(handlers, changed)
 	return errors.Join(errs...)
@@ -130,7 +130,7 @@ func (s *StaticSource) delete(r Ref) {
 		delete(s.namespaces, r.Name)
 		delete(s.nsTraffic, r.Name)
 	}
-	handlers := s.handlerList()
+	handlers := s.handlers.All()
 	s.mu.Unlock()
 	if found {
 		notify(handlers, []Ref{r})
@@ -186,19 +186,7 @@ func (s *StaticSource) NamespaceLabels(name string) (map[string]string, bool) {
 // Subscribe adds a handler, called synchronously after each change by the
 // goroutine that made it.
 func (s *StaticSource) Subscribe(handler func(Ref)) (unsubscribe func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.handlers == nil {
-		s.handlers = map[int]func(Ref){}
-	}
-	id := s.nextID
-	s.nextID++
-	s.handlers[id] = handler
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.handlers, id)
-	}
+	return s.handlers.Add(handler)
 }
 
 // HasSynced is always true.
@@ -213,23 +201,11 @@ func (s *StaticSource) Synced() <-chan struct{} {
 	return s.synced
 }
 
-// Run blocks until ctx is done; a static source has nothing to run.
+// Run blocks until ctx is done; a static source has nothing to run, and
+// may be run by several controllers at once.
 func (s *StaticSource) Run(ctx context.Context) error {
 	<-ctx.Done()
 	return nil
-}
-
-func (s *StaticSource) handlerList() []func(Ref) {
-	ids := make([]int, 0, len(s.handlers))
-	for id := range s.handlers {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	out := make([]func(Ref), len(ids))
-	for i, id := range ids {
-		out[i] = s.handlers[id]
-	}
-	return out
 }
 
 func notify(handlers []func(Ref), refs []Ref) {

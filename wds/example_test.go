@@ -34,7 +34,10 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	srv := wds.NewServer(idx, wds.Options{})
+	srv, err := wds.New(idx, wds.Options{})
+	if err != nil {
+		panic(err)
+	}
 	gs := grpc.NewServer()
 	srv.Register(gs)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

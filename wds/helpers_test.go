@@ -48,7 +48,10 @@ func newEnv(t *testing.T, reg *memory.Registry, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := wds.NewServer(idx, o.serverOpts)
+	srv, err := wds.New(idx, o.serverOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	gs := grpc.NewServer()
 	if o.register != nil {
 		o.register(gs, srv)

@@ -2,6 +2,7 @@ package wds
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -38,8 +39,8 @@ func (o Options) defaults() Options {
 // DeltaStream is the server side of a delta ADS stream.
 type DeltaStream = discoverygrpc.AggregatedDiscoveryService_DeltaAggregatedResourcesServer
 
-// Server serves an address index over delta xDS. Create one with
-// NewServer and run it with Run; it is safe for concurrent use.
+// Server serves an address index over delta xDS. Create one with New
+// and run it with Run; it is safe for concurrent use.
 type Server struct {
 	idx *address.Index
 	log *slog.Logger
@@ -58,8 +59,16 @@ type Server struct {
 
 var _ discoverygrpc.AggregatedDiscoveryServiceServer = (*Server)(nil)
 
-// NewServer returns a server of idx; Run starts it.
-func NewServer(idx *address.Index, opts Options) *Server {
+// ErrInvalidOptions is wrapped by the error New returns for what it
+// cannot use.
+var ErrInvalidOptions = errors.New("wds: invalid options")
+
+// New returns a server of idx; Run starts it. The error wraps
+// ErrInvalidOptions.
+func New(idx *address.Index, opts Options) (*Server, error) {
+	if idx == nil {
+		return nil, fmt.Errorf("%w: no index", ErrInvalidOptions)
+	}
 	o := opts.defaults()
 	return &Server{
 		idx:     idx,
@@ -67,7 +76,7 @@ func NewServer(idx *address.Index, opts Options) *Server {
 		enc:     newEncoder(),
 		stopped: make(chan struct{}),
 		streams: map[*stream]struct{}{},
-	}
+	}, nil
 }
 
 // Run subscribes to the index and hands each generation's changes to

@@ -267,7 +267,10 @@ func TestRunEndsStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := wds.NewServer(idx, wds.Options{})
+	srv, err := wds.New(idx, wds.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	gs := grpc.NewServer()
 	srv.Register(gs)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -332,5 +335,11 @@ func TestOnDemandService(t *testing.T) {
 			t.Errorf("asking for %s: aliases %q", name, aliases)
 		}
 		c.disconnect()
+	}
+}
+
+func TestNewRefusesNoIndex(t *testing.T) {
+	if srv, err := wds.New(nil, wds.Options{}); !errors.Is(err, wds.ErrInvalidOptions) || srv != nil {
+		t.Errorf("New(nil) = %v, %v; want nil, ErrInvalidOptions", srv, err)
 	}
 }

@@ -135,18 +135,32 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, o s
 	if err == nil {
 		addrs, err = o.addressIndex(reg, log)
 	}
+	var workloads *wds.Server
+	if err == nil {
+		workloads, err = wds.New(addrs, wds.Options{Logger: log})
+	}
+	var (
+		nodes     *xds.Nodes
+		metrics   *debug.Metrics
+		debouncer *proxyview.Debouncer
+	)
+	if err == nil {
+		nodes = xds.NewNodes(view, log)
+		metrics = debug.NewMetrics(prom, func() debug.Served {
+			n, res := nodes.Counts()
+			return debug.Served{Nodes: n, Resources: res}
+		})
+		debouncer, err = proxyview.NewDebouncer(view, func(p proxyview.Push) {
+			began := time.Now()
+			nodes.Push(p)
+			metrics.ObservePush(p.Changes, time.Since(began))
+		}, debounce)
+	}
 	if err != nil {
 		xdsLis.Close()
 		debugLis.Close()
 		return err
 	}
-	workloads := wds.NewServer(addrs, wds.Options{Logger: log})
-	nodes := xds.NewNodes(view, log)
-	metrics := debug.NewMetrics(prom, func() debug.Served {
-		n, res := nodes.Counts()
-		return debug.Served{Nodes: n, Resources: res}
-	})
-	debouncer := proxyview.NewDebouncer(view, debounce)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -167,13 +181,7 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, o s
 	}
 	start("registry", reg.Run)
 	start("proxy view", view.Run)
-	start("xds pushes", func(ctx context.Context) error {
-		return debouncer.Run(ctx, func(p proxyview.Push) {
-			began := time.Now()
-			nodes.Push(p)
-			metrics.ObservePush(p.Changes, time.Since(began))
-		})
-	})
+	start("xds pushes", debouncer.Run)
 	start("address index", addrs.Run)
 	start("wds", workloads.Run)
 	start("xds server", func(ctx context.Context) error {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/meshreg/meshreg/internal/subs"
 	"github.com/meshreg/meshreg/internal/workqueue"
 	"github.com/meshreg/meshreg/registry"
 )
@@ -23,10 +24,9 @@ type Loop[M, C any] struct {
 	poke     chan struct{}
 	running  atomic.Bool
 
-	// mu guards subs and nextSub.
-	mu      sync.Mutex
-	subs    map[uint64]*subscriber[C]
-	nextSub uint64
+	subs subs.Set[*subscriber[C]]
+	// mu guards each subscriber's fresh.
+	mu sync.Mutex
 }
 
 // pending are the marks not applied yet, with when the first and the
@@ -35,6 +35,8 @@ type pending[M any] struct {
 	marks         M
 	first, latest time.Time
 	n             int
+	// now says a mark asked for the batch to be applied at once.
+	now bool
 }
 
 type subscriber[C any] struct {
@@ -50,43 +52,41 @@ func NewLoop[M, C any](name string, newMarks func() M, d Debounce) *Loop[M, C] {
 		name: name, newMarks: newMarks, debounce: d,
 		in:   workqueue.New(pending[M]{marks: newMarks()}, func(p *pending[M]) bool { return p.n == 0 }),
 		poke: make(chan struct{}, 1),
-		subs: map[uint64]*subscriber[C]{},
 	}
 }
 
 // Mark records a change in the pending marks, from any goroutine, and
 // wakes the loop. It never blocks on the loop's work.
-func (l *Loop[M, C]) Mark(record func(*M)) {
-	now := time.Now()
+func (l *Loop[M, C]) Mark(record func(*M)) { l.mark(record, false) }
+
+func (l *Loop[M, C]) mark(record func(*M), now bool) {
+	at := time.Now()
 	l.in.Add(func(p *pending[M]) {
 		if p.n == 0 {
-			p.first = now
+			p.first = at
 		}
-		p.latest = now
+		p.latest = at
 		p.n++
+		p.now = p.now || now
 		record(&p.marks)
 	})
 }
+
+// MarkNow is Mark for a change that must not wait: the batch that holds
+// it is applied at once, without debounce.
+func (l *Loop[M, C]) MarkNow(record func(*M)) { l.mark(record, true) }
 
 // Subscribe registers f. Run's goroutine calls it first with the
 // current state (the current function Run was given), then with each
 // change, one call at a time: f must return quickly. The returned
 // function unsubscribes; it is idempotent.
 func (l *Loop[M, C]) Subscribe(f func(C)) (unsubscribe func()) {
-	l.mu.Lock()
-	id := l.nextSub
-	l.nextSub++
-	l.subs[id] = &subscriber[C]{f: f, fresh: true}
-	l.mu.Unlock()
+	unsubscribe = l.subs.Add(&subscriber[C]{f: f, fresh: true})
 	select {
 	case l.poke <- struct{}{}:
 	default:
 	}
-	return func() {
-		l.mu.Lock()
-		delete(l.subs, id)
-		l.mu.Unlock()
-	}
+	return unsubscribe
 }
 
 // Settled reports whether every mark so far has been applied.
@@ -142,12 +142,25 @@ func (l *Loop[M, C]) Run(ctx context.Context, start func() (stop func()), apply 
 	}
 }
 
+// Flush applies the pending marks at once, on the caller's goroutine,
+// without telling the subscribers: it drives a view without Run, in
+// tests and benchmarks of its rules. It must not be called while Run
+// runs.
+func (l *Loop[M, C]) Flush(apply func(M) (C, bool)) {
+	p, ok := l.in.TakeIf(pending[M]{marks: l.newMarks()}, func(p *pending[M]) bool { return p.n > 0 })
+	if !ok {
+		return
+	}
+	apply(p.marks)
+	l.in.Done()
+}
+
 // wait is how long the pending batch waits still; 0 when none is
 // pending.
 func (l *Loop[M, C]) wait() time.Duration {
 	var wait time.Duration
 	l.in.Look(func(p *pending[M]) {
-		if p.n > 0 {
+		if p.n > 0 && !p.now {
 			wait = l.debounce.Wait(p.first, p.latest, time.Now())
 		}
 	})
@@ -157,13 +170,13 @@ func (l *Loop[M, C]) wait() time.Duration {
 // tell calls the fresh subscribers with the current state and the
 // others with c, when there is one.
 func (l *Loop[M, C]) tell(c *C, current func() C) {
-	l.mu.Lock()
 	type call struct {
 		f     func(C)
 		fresh bool
 	}
 	var calls []call
-	for _, s := range l.subs {
+	l.mu.Lock()
+	for _, s := range l.subs.All() {
 		if s.fresh || c != nil {
 			calls = append(calls, call{s.f, s.fresh})
 			s.fresh = false

@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
 	"github.com/meshreg/meshreg/kube"
 	"github.com/meshreg/meshreg/model"
@@ -53,9 +55,21 @@ func runShared(t *testing.T, client kubernetes.Interface, opts kube.Options) *ku
 func startMode(t *testing.T, client kubernetes.Interface, opts kube.Options, shared bool) (*kube.Controller, func()) {
 	t.Helper()
 	var factory informers.SharedInformerFactory
+	var gatewayFactory gatewayinformers.SharedInformerFactory
 	if shared && opts.Informers == nil {
 		factory = informers.NewSharedInformerFactory(client, 0)
 		opts.Informers = kube.FactoryInformers(factory)
+		if gateways, classes := gatewayKindsServed(opts.GatewayClient); gateways {
+			// The Gateway API's informers too: the controller is given no
+			// client to watch with. (Before the CRDs are installed it
+			// keeps the client, whose discovery a test may be about.)
+			gatewayFactory = gatewayinformers.NewSharedInformerFactory(opts.GatewayClient, 0)
+			opts.Informers.Gateways = gatewayFactory.Gateway().V1().Gateways().Informer()
+			if classes {
+				opts.Informers.GatewayClasses = gatewayFactory.Gateway().V1().GatewayClasses().Informer()
+			}
+			opts.GatewayClient = nil
+		}
 		t.Log("the kube controller runs on a SharedInformerFactory's informers")
 	}
 	c, err := kube.New(client, opts)
@@ -63,6 +77,9 @@ func startMode(t *testing.T, client kubernetes.Interface, opts kube.Options, sha
 	ctx, cancel := context.WithCancel(context.Background())
 	if factory != nil {
 		factory.Start(ctx.Done())
+	}
+	if gatewayFactory != nil {
+		gatewayFactory.Start(ctx.Done())
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
@@ -72,9 +89,29 @@ func startMode(t *testing.T, client kubernetes.Interface, opts kube.Options, sha
 		if factory != nil {
 			factory.Shutdown()
 		}
+		if gatewayFactory != nil {
+			gatewayFactory.Shutdown()
+		}
 	}
 	eventually(t, time.Minute, "the controller to sync", func() (bool, string) { return c.HasSynced(), "not synced" })
 	return c, stop
+}
+
+// gatewayKindsServed reports whether there is a client and the cluster
+// serves the Gateway API's Gateways and GatewayClasses.
+func gatewayKindsServed(gc gatewayclient.Interface) (gateways, classes bool) {
+	if gc == nil {
+		return false, false
+	}
+	list, err := gc.Discovery().ServerResourcesForGroupVersion("gateway.networking.k8s.io/v1")
+	if err != nil {
+		return false, false
+	}
+	for _, r := range list.APIResources {
+		gateways = gateways || r.Name == "gateways"
+		classes = classes || r.Name == "gatewayclasses"
+	}
+	return gateways, classes
 }
 
 // runKube runs a kube controller over client until the test ends.

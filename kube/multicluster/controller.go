@@ -2,7 +2,6 @@ package multicluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/registry"
 )
 
 // SecretLabel is the label, with value "true", that marks a cluster
@@ -86,12 +86,13 @@ func stripSecret(obj any) (any, error) {
 	}, nil
 }
 
-// Run watches Secrets until ctx is done. It runs once.
+// Run watches Secrets until ctx is done. It runs once: a second call
+// returns an error wrapping registry.ErrAlreadyRunning.
 func (c *Controller) Run(ctx context.Context) error {
 	c.mu.Lock()
 	if c.ran {
 		c.mu.Unlock()
-		return errors.New("multicluster: Run called twice")
+		return fmt.Errorf("multicluster: %w", registry.ErrAlreadyRunning)
 	}
 	c.ran = true
 	c.mu.Unlock()

@@ -62,8 +62,11 @@ func startScenario(t *testing.T, setup func(*memory.Registry)) *scenario {
 			}
 		}()
 	}
-	d := proxyview.NewDebouncer(view, proxyview.DebounceOptions{Quiet: 10 * time.Millisecond})
-	run(func() error { return d.Run(ctx, s.nodes.Push) })
+	d, err := proxyview.NewDebouncer(view, s.nodes.Push, proxyview.DebounceOptions{Quiet: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(func() error { return d.Run(ctx) })
 	run(func() error { return view.Run(ctx) })
 	run(func() error { return s.reg.Run(ctx) })
 	run(func() error { return xds.Serve(ctx, lis, s.nodes, xds.ServerOptions{ShutdownGrace: time.Second}) })

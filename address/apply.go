@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/meshreg/meshreg/address/workloadapi"
+	"github.com/meshreg/meshreg/internal/derived"
 	"github.com/meshreg/meshreg/internal/index"
 	"github.com/meshreg/meshreg/model"
 )
@@ -43,6 +44,24 @@ type state struct {
 	synced    bool
 	allDiags  []model.Diagnostic
 	metaDiags []model.Diagnostic
+	// deps are what each derivation read beyond what its key implies.
+	deps readers
+}
+
+// readers are the derivations' recorded dependencies (dep): a
+// workload's (its network's gateway is implied), a ServiceEntry's
+// endpoints' and a service's.
+type readers struct {
+	workloads *derived.Deps[model.WorkloadKey, dep]
+	entries   *derived.Deps[entryRef, dep]
+	services  *derived.Deps[model.ServiceKey, dep]
+}
+
+// users marks dirty every derivation that read dp.
+func (r readers) users(dp dep, d *dirty) {
+	r.workloads.Users(dp, func(k model.WorkloadKey) { d.workloads[k] = struct{}{} })
+	r.entries.Users(dp, func(k entryRef) { d.entries[k] = struct{}{} })
+	r.services.Users(dp, func(k model.ServiceKey) { d.services[k] = struct{}{} })
 }
 
 // source is an input of the index: a workload ('w'), a service and the
@@ -71,6 +90,8 @@ func newState() *state {
 		lent:     map[source][]string{},
 		produced: map[source][]string{},
 		diags:    map[source][]model.Diagnostic{},
+		deps: readers{workloads: derived.NewDeps[model.WorkloadKey, dep](), entries: derived.NewDeps[entryRef, dep](),
+			services: derived.NewDeps[model.ServiceKey, dep]()},
 	}
 }
 
@@ -143,40 +164,160 @@ func (x *Index) apply(m marks) (*Snapshot, []Event) {
 	if m.synced {
 		st.synced = true
 	}
-	metaChanged := false
+	changes := metaChanges{waypoints: map[model.GatewayKey]struct{}{}}
 	for id, c := range m.clusters {
-		metaChanged = st.meta.setCluster(id, c) || metaChanged
+		if st.meta.setCluster(id, c, changes.waypoints) {
+			changes.clusters = append(changes.clusters, id)
+		}
 	}
 	for key, ns := range m.namespaces {
-		metaChanged = st.meta.setNamespace(key, ns) || metaChanged
+		if st.meta.setNamespace(key, ns) {
+			changes.namespaces = append(changes.namespaces, key)
+		}
 	}
 	for key, gw := range m.gateways {
-		metaChanged = st.meta.setGateway(key, gw) || metaChanged
+		waypoint, diags, network := st.meta.setGateway(key, gw)
+		if waypoint {
+			changes.waypoints[key] = struct{}{}
+		}
+		changes.diags = changes.diags || diags
+		changes.network = changes.network || network
 	}
-	if metaChanged || m.first {
-		st.metaDiags = st.meta.diagnostics()
-		slices.SortFunc(st.metaDiags, model.CompareDiagnostics)
-		st.config = x.configCluster()
-		st.gateways, st.gwSources = st.meta.networkGateways(st.config, x.opts.MultiNetwork)
-		d.gateways = true
-		// A cluster's network, a network's gateway, or a namespace's or
-		// Gateway's waypoint may change anything.
+	metaChanged := m.first || changes.any()
+	if !metaChanged {
+		return x.rebuild(d, false)
+	}
+	st.metaDiags = st.meta.diagnostics()
+	slices.SortFunc(st.metaDiags, model.CompareDiagnostics)
+	// A new config cluster, or a new network of it, changes which
+	// workloads and services the index sends as themselves: everything.
+	all := m.first
+	if config := x.configCluster(); config != st.config {
+		st.config, all = config, true
+	}
+	all = all || slices.Contains(changes.clusters, st.config)
+	if all || changes.network || len(changes.clusters) > 0 {
+		gws, sources := st.meta.networkGateways(st.config, x.opts.MultiNetwork)
+		changes.gatewayNetworks = changedNetworks(st.gateways, gws, st.gwSources, sources)
+		d.gateways = all || len(changes.gatewayNetworks) > 0
+		st.gateways, st.gwSources = gws, sources
+	}
+	if all {
 		for k := range st.wls {
 			d.workloads[k] = struct{}{}
 		}
-		for k := range st.svcs {
-			d.services[k] = struct{}{}
+		for k, s := range st.svcs {
+			d.markService(k, s)
 		}
-		for r := range st.entries {
-			d.entries[r] = struct{}{}
+	} else {
+		x.markUsers(changes, &d)
+	}
+	return x.rebuild(d, true)
+}
+
+// metaChanges are the changes of the cluster metadata in a batch.
+type metaChanges struct {
+	// clusters' networks and namespaces' labels or annotations changed;
+	// so did the waypoints of the Gateways in waypoints, and the network
+	// gateways of the networks in gatewayNetworks.
+	clusters        []model.ClusterID
+	namespaces      []model.NamespaceKey
+	waypoints       map[model.GatewayKey]struct{}
+	gatewayNetworks []model.NetworkID
+	// network says a Gateway changed as a network gateway; diags that a
+	// Gateway's diagnostics changed.
+	network, diags bool
+}
+
+func (c metaChanges) any() bool {
+	return len(c.clusters) > 0 || len(c.namespaces) > 0 || len(c.waypoints) > 0 || c.network || c.diags
+}
+
+// markUsers marks dirty what depends on the metadata that changed: a
+// cluster's network, its workloads and the services it declares; a
+// namespace's labels, its workloads and services (and, for the
+// canonical service of a host, the services of its hosts); a Gateway's
+// waypoint, whatever read it (recorded); a network's gateway, the
+// workloads on that network, and the ServiceEntries and services that
+// read it (recorded).
+func (x *Index) markUsers(c metaChanges, d *dirty) {
+	st := x.st
+	for _, id := range c.clusters {
+		for k := range st.wls {
+			if k.Cluster == id {
+				d.workloads[k] = struct{}{}
+			}
 		}
 		for k, s := range st.svcs {
-			if !isEntry(s) {
-				d.slices[k] = struct{}{}
+			if _, vips := s.Addresses[id]; vips || declares(s, id) {
+				d.markService(k, s)
 			}
 		}
 	}
-	return x.rebuild(d, metaChanged || m.first)
+	for _, key := range c.namespaces {
+		for k := range st.wlsByNS[key.Name] {
+			if k.Cluster == key.Cluster {
+				d.workloads[k] = struct{}{}
+			}
+		}
+		for k, s := range st.svcsByNS[key.Name] {
+			d.markService(k, s)
+			for hk, hs := range st.byHost[k.Hostname] {
+				d.markService(hk, hs)
+			}
+		}
+	}
+	for key := range c.waypoints {
+		st.deps.users(dep{gateway: key}, d)
+	}
+	for _, n := range c.gatewayNetworks {
+		for k, w := range st.wls {
+			if net := w.Endpoint.Network; net == n || net == "" && st.meta.networks[k.Cluster] == n {
+				d.workloads[k] = struct{}{}
+			}
+		}
+		st.deps.users(dep{network: n}, d)
+	}
+}
+
+// markService marks a service dirty, with its ServiceEntry's or its
+// slices' workloads.
+func (d *dirty) markService(k model.ServiceKey, s *model.Service) {
+	d.services[k] = struct{}{}
+	if isEntry(s) {
+		d.entries[entryRef{s.Namespace, s.Name}] = struct{}{}
+	} else {
+		d.slices[k] = struct{}{}
+	}
+}
+
+// changedNetworks returns the networks whose gateways (or the Gateways
+// they come from) differ between two lists.
+func changedNetworks(a, b []model.NetworkGateway, aSrc, bSrc map[model.NetworkGateway]model.GatewayKey) []model.NetworkID {
+	type sourced struct {
+		g   model.NetworkGateway
+		src model.GatewayKey
+	}
+	of := func(gws []model.NetworkGateway, src map[model.NetworkGateway]model.GatewayKey) map[model.NetworkID][]sourced {
+		out := map[model.NetworkID][]sourced{}
+		for _, g := range gws {
+			out[g.Network] = append(out[g.Network], sourced{g, src[g]})
+		}
+		return out
+	}
+	before, after := of(a, aSrc), of(b, bSrc)
+	var out []model.NetworkID
+	for n, gws := range after {
+		if !slices.Equal(gws, before[n]) {
+			out = append(out, n)
+		}
+	}
+	for n := range before {
+		if _, ok := after[n]; !ok {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // configCluster is the config cluster: Options.ConfigCluster, else the
@@ -212,6 +353,12 @@ func (x *Index) setService(key model.ServiceKey, s *model.Service) {
 
 func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 	st := x.st
+	defer func() {
+		x.derived.workloads.Add(int64(len(d.workloads)))
+		x.derived.services.Add(int64(len(d.services)))
+		x.derived.entries.Add(int64(len(d.entries)))
+		x.derived.slices.Add(int64(len(d.slices)))
+	}()
 	prev := x.snap.Load()
 	e := &edit{addrs: prev.addrs.Edit(), byIP: prev.byIP.Edit(), bySvc: prev.bySvc.Edit(), events: map[string]model.EventType{}}
 	b := x.builder()
@@ -250,11 +397,16 @@ func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 		var out []*workloadapi.Workload
 		var diags []model.Diagnostic
 		if w := st.wls[key]; w != nil {
-			wl, problem := b.workload(w)
+			var wl *workloadapi.Workload
+			var problem string
+			reads := st.meta.recording(func() { wl, problem = b.workload(w) })
+			st.deps.workloads.Set(key, slices.DeleteFunc(reads, dep.isNetwork))
 			out = append(out, wl)
 			if problem != "" {
 				diags = append(diags, diagnostic(w.Kind.String(), w.Namespace, w.Name, w.Endpoint.Cluster, problem))
 			}
+		} else {
+			st.deps.workloads.Delete(key)
 		}
 		diagsChanged = x.produce(e, src, x.admit(b, src, out, &d), diags) || diagsChanged
 	}
@@ -264,7 +416,9 @@ func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 			hosts = append(hosts, hostEndpoints{svc: st.svcs[key], eps: st.eps[key]})
 		}
 		src := source{'e', ref.ns + "/" + ref.name}
-		x.produce(e, src, x.admit(b, src, b.entryWorkloads(ref, hosts), &d), nil)
+		var ws []*workloadapi.Workload
+		st.deps.entries.Set(ref, st.meta.recording(func() { ws = b.entryWorkloads(ref, hosts) }))
+		x.produce(e, src, x.admit(b, src, ws, &d), nil)
 	}
 	for key := range d.slices {
 		src := source{'l', key.String()}
@@ -276,25 +430,9 @@ func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 		var svcOut *workloadapi.Service
 		var diags []model.Diagnostic
 		if s := st.svcs[key]; s != nil {
-			best := canonicalOf(slices.DeleteFunc(slices.Collect(maps.Values(st.byHost[key.Hostname])), func(s *model.Service) bool {
-				_, sent, _ := b.scope.serviceClusters(s)
-				return !sent // a Service the index does not hold reaches no one
-			}))
-			clusters, sent, global := b.scope.serviceClusters(s)
-			if svc, problem := b.service(s, best == s, clusters); svc != nil && sent {
-				if global {
-					svc.SubjectAltNames = withRemoteIdentities(svc.SubjectAltNames, st.remote[src.key])
-					out = x.splitHorizon(b, svc, st.remote[src.key])
-				}
-				svcOut = svc
-				if problem != "" {
-					kind := "Service"
-					if isEntry(s) {
-						kind = "ServiceEntry"
-					}
-					diags = append(diags, diagnostic(kind, s.Namespace, s.Name, "", problem))
-				}
-			}
+			st.deps.services.Set(key, st.meta.recording(func() { svcOut, out, diags = x.deriveService(b, src, s) }))
+		} else {
+			st.deps.services.Delete(key)
 		}
 		var res []*workloadapi.Address
 		if svcOut != nil {
@@ -326,6 +464,36 @@ func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 	}
 	slices.SortFunc(events, func(a, b Event) int { return strings.Compare(a.Key, b.Key) })
 	return snap, events
+}
+
+// deriveService builds a service and, when it is global, the
+// split-horizon workloads that stand for its workloads on other
+// networks.
+func (x *Index) deriveService(b *builder, src source, s *model.Service) (*workloadapi.Service, []*workloadapi.Workload, []model.Diagnostic) {
+	st := x.st
+	best := canonicalOf(slices.DeleteFunc(slices.Collect(maps.Values(st.byHost[s.Hostname])), func(s *model.Service) bool {
+		_, sent, _ := b.scope.serviceClusters(s)
+		return !sent // a Service the index does not hold reaches no one
+	}))
+	clusters, sent, global := b.scope.serviceClusters(s)
+	svc, problem := b.service(s, best == s, clusters)
+	if svc == nil || !sent {
+		return nil, nil, nil
+	}
+	var out []*workloadapi.Workload
+	if global {
+		svc.SubjectAltNames = withRemoteIdentities(svc.SubjectAltNames, st.remote[src.key])
+		out = x.splitHorizon(b, svc, st.remote[src.key])
+	}
+	var diags []model.Diagnostic
+	if problem != "" {
+		kind := "Service"
+		if isEntry(s) {
+			kind = "ServiceEntry"
+		}
+		diags = append(diags, diagnostic(kind, s.Namespace, s.Name, "", problem))
+	}
+	return svc, out, diags
 }
 
 // admit returns the workloads of an input that are sent as themselves
@@ -406,6 +574,7 @@ func (x *Index) splitHorizon(b *builder, svc *workloadapi.Service, remote map[st
 	}
 	var out []*workloadapi.Workload
 	for _, n := range slices.Sorted(maps.Keys(capacity)) {
+		x.st.meta.record(dep{network: n})
 		gw, ok := firstGateway(x.st.gateways, n)
 		if !ok {
 			continue
@@ -451,6 +620,9 @@ func (x *Index) builder() *builder {
 			return out
 		},
 		gateway: func(n model.NetworkID) *workloadapi.GatewayAddress {
+			if n != "" { // no network has no gateway
+				st.meta.record(dep{network: n})
+			}
 			if g, ok := gwCache[n]; ok {
 				return g
 			}

@@ -2,7 +2,10 @@ package address_test
 
 import (
 	"context"
+	"maps"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +39,7 @@ func benchSource(b *testing.B, preset string) *memory.Registry {
 	if err != nil {
 		b.Fatal(err)
 	}
+	reg.AddNamespace(c.Namespaces()...)
 	reg.AddService(c.Services()...)
 	reg.AddWorkload(c.Workloads()...)
 	cancel()
@@ -111,7 +115,11 @@ func BenchmarkPodChange(b *testing.B) {
 			idx, stop := runIndex(b, reg)
 			defer stop()
 			changed := make(chan address.Change, 1)
-			defer idx.Subscribe(func(c address.Change) { changed <- c })()
+			defer idx.Subscribe(func(c address.Change) {
+				if !c.Initial {
+					changed <- c
+				}
+			})()
 			ws := reg.Workloads()
 			b.ReportAllocs()
 			i := 0
@@ -129,6 +137,106 @@ func BenchmarkPodChange(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkMetadataChange measures a change of the cluster metadata at
+// the large preset (200 namespaces of 500 pods and 50 Services), through
+// the registry and the index, per operation: a namespace's
+// istio.io/use-waypoint label set or removed (its workloads and Services
+// move to or off a waypoint), to the generation that holds it; a
+// Gateway write that changes nothing the index reads (a label of its
+// own), until the index has applied it; the address of the waypoint one
+// namespace uses, to the generation that holds it.
+func BenchmarkMetadataChange(b *testing.B) {
+	reg := benchSource(b, "large")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = reg.Run(ctx) }()
+	nss := reg.Namespaces()
+	used := nss[len(nss)/2]
+	// The waypoint admits every namespace: a namespace labelled moves
+	// onto it.
+	waypoint := &model.Gateway{Namespace: used.Name, Name: "wp", Class: "istio-waypoint",
+		Labels: map[string]string{"istio.io/waypoint-for": "all"},
+		Listeners: []model.GatewayListener{{Name: "mesh", Port: 15008, Protocol: "HBONE",
+			AllowedRoutes: model.AllowedRoutes{From: model.FromAll}}},
+		StatusAddresses: []model.GatewayAddress{{Type: model.IPAddressType, Value: "10.255.0.1"}}}
+	reg.AddGateway(waypoint)
+	labelled := func(ns *model.Namespace, on bool) *model.Namespace {
+		out := *ns
+		out.Labels = maps.Clone(ns.Labels)
+		if on {
+			out.Labels = map[string]string{"istio.io/use-waypoint": "wp", "istio.io/use-waypoint-namespace": used.Name}
+			maps.Copy(out.Labels, ns.Labels)
+		}
+		return &out
+	}
+	reg.AddNamespace(labelled(used, true))
+	idx, stop := runIndex(b, reg)
+	defer stop()
+	changed := make(chan address.Change, 1)
+	defer idx.Subscribe(func(c address.Change) {
+		if !c.Initial {
+			changed <- c
+		}
+	})()
+	for len(changed) == 0 && !(reg.Settled() && idx.Settled()) {
+		runtime.Gosched()
+	}
+	for len(changed) > 0 {
+		<-changed
+	}
+	const perNamespace = 550 // 500 pods, 50 Services
+
+	others := slices.DeleteFunc(slices.Clone(nss), func(ns *model.Namespace) bool { return ns.Name == used.Name })
+	b.Run("namespace-label", func(b *testing.B) {
+		on := map[string]bool{}
+		i := 0
+		for b.Loop() {
+			ns := others[i%len(others)]
+			i++
+			on[ns.Name] = !on[ns.Name]
+			reg.AddNamespace(labelled(ns, on[ns.Name]))
+			if c := <-changed; len(c.Events) != perNamespace {
+				b.Fatalf("%d events, want the namespace's %d", len(c.Events), perNamespace)
+			}
+		}
+		b.StopTimer()
+		for _, ns := range others { // every namespace off the waypoint again
+			if on[ns.Name] {
+				reg.AddNamespace(labelled(ns, false))
+				<-changed
+			}
+		}
+	})
+	b.Run("gateway-noop", func(b *testing.B) {
+		gen := idx.Snapshot().Generation()
+		i := 0
+		for b.Loop() {
+			gw := *waypoint
+			gw.Labels = map[string]string{"istio.io/waypoint-for": "all", "write": strconv.Itoa(i)}
+			i++
+			reg.AddGateway(&gw)
+			for !reg.Settled() || !idx.Settled() {
+				runtime.Gosched()
+			}
+		}
+		if g := idx.Snapshot().Generation(); g != gen {
+			b.Fatalf("generation %d after writes that change nothing, was %d", g, gen)
+		}
+	})
+	b.Run("waypoint-address", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			gw := *waypoint
+			i++
+			gw.StatusAddresses = []model.GatewayAddress{{Type: model.IPAddressType, Value: "10.255.0." + strconv.Itoa(1+i%2)}}
+			reg.AddGateway(&gw)
+			if c := <-changed; len(c.Events) != perNamespace {
+				b.Fatalf("%d events, want the %d of the namespace that uses the waypoint", len(c.Events), perNamespace)
+			}
+		}
+	})
 }
 
 // BenchmarkSnapshot measures reading a snapshot: a lookup by address and

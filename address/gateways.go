@@ -65,8 +65,6 @@ const (
 	proxyListenerProtocol     = "istio.io/PROXY"
 	hbonePort                 = 15008
 	labelNetwork              = "topology.istio.io/network"
-	annotationServiceAccount  = "gateway.istio.io/service-account"
-	classRemote               = "istio-remote"
 	classEastWest             = "istio-east-west"
 )
 
@@ -202,7 +200,7 @@ func NetworkGatewaysOf(gw *model.Gateway, local bool) []model.NetworkGateway {
 		if l.Protocol != "HBONE" {
 			continue
 		}
-		if local && gw.Class == classRemote {
+		if local && gw.Class == model.GatewayClassRemote {
 			port, found = l.Port, true
 			break
 		}
@@ -214,20 +212,13 @@ func NetworkGatewaysOf(gw *model.Gateway, local bool) []model.NetworkGateway {
 	if !found {
 		return nil
 	}
-	sa := gw.Annotations[annotationServiceAccount]
-	if sa == "" {
-		sa = gw.Name
-		if gw.Class == classRemote {
-			sa += "-" + classRemote
-		}
-	}
 	var out []model.NetworkGateway
 	for _, a := range gw.StatusAddresses {
 		if a.Type != model.IPAddressType && a.Type != model.HostnameType {
 			continue
 		}
 		out = append(out, model.NetworkGateway{Network: model.NetworkID(network), Cluster: gw.Cluster, Address: a.Value,
-			Port: port, HBONEPort: port, ServiceAccount: gw.Namespace + "/" + sa, Source: model.GatewayFromGateway})
+			Port: port, HBONEPort: port, ServiceAccount: gw.ServiceAccount(), Source: model.GatewayFromGateway})
 	}
 	return out
 }

@@ -54,6 +54,9 @@ type Index struct {
 
 	// st is the index's own state; only Run's goroutine uses it.
 	st *state
+	// derived counts the derivations applied, by kind, for the tests
+	// that hold a change to costing what it changes.
+	derived struct{ workloads, services, entries, slices atomic.Int64 }
 }
 
 // marks are what changed in the source since apply last looked.

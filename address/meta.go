@@ -14,12 +14,47 @@ import (
 // events (registry.MetadataHandler): each cluster's network, namespaces
 // and Gateway API Gateways; and what it derives from each Gateway, its
 // waypoint and what was not usable. Only Run's goroutine uses it.
+//
+// While reads is set, the reads a derivation makes that its own key does
+// not imply (dep) are appended to it: the index records them as the
+// derivation's dependencies.
 type meta struct {
 	networks   map[model.ClusterID]model.NetworkID
 	namespaces map[model.NamespaceKey]*model.Namespace
 	gateways   map[model.GatewayKey]*model.Gateway
 	waypoints  map[model.GatewayKey]*Waypoint
 	diags      map[model.GatewayKey][]model.Diagnostic
+	reads      *[]dep
+}
+
+// dep is what a derivation read beyond what its key implies: the
+// waypoint a Gateway is (whether or not there is one), or the network
+// gateway of a network. What every derivation reads, its own
+// namespace's labels and its cluster's network (or a service's
+// clusters'), is implied, and found by the index's own indexes when it
+// changes (metaChanges.dirty).
+type dep struct {
+	gateway model.GatewayKey
+	network model.NetworkID
+}
+
+// isNetwork reports whether d is a network's gateway.
+func (d dep) isNetwork() bool { return d.gateway == model.GatewayKey{} }
+
+// record notes a read, when reads are recorded.
+func (m *meta) record(d dep) {
+	if m.reads != nil {
+		*m.reads = append(*m.reads, d)
+	}
+}
+
+// recording records the reads of derive, and returns them.
+func (m *meta) recording(derive func()) []dep {
+	var reads []dep
+	m.reads = &reads
+	derive()
+	m.reads = nil
+	return reads
 }
 
 func newMeta() *meta {
@@ -43,12 +78,15 @@ func (m *meta) namespace(c model.ClusterID, name string) *model.Namespace {
 // waypoint returns the waypoint the Gateway namespace/name of a cluster
 // is, nil when there is none.
 func (m *meta) waypoint(c model.ClusterID, ns, name string) *Waypoint {
-	return m.waypoints[model.GatewayKey{Cluster: c, Namespace: ns, Name: name}]
+	key := model.GatewayKey{Cluster: c, Namespace: ns, Name: name}
+	m.record(dep{gateway: key})
+	return m.waypoints[key]
 }
 
 // setCluster records a cluster's network (nil: the cluster is gone) and
-// reports whether it changed; its Gateways' waypoints follow it.
-func (m *meta) setCluster(id model.ClusterID, c *model.Cluster) bool {
+// reports whether it changed; its Gateways' waypoints follow it, and
+// those that changed are added to waypoints.
+func (m *meta) setCluster(id model.ClusterID, c *model.Cluster, waypoints map[model.GatewayKey]struct{}) bool {
 	old, had := m.networks[id]
 	if c == nil {
 		delete(m.networks, id)
@@ -60,7 +98,11 @@ func (m *meta) setCluster(id model.ClusterID, c *model.Cluster) bool {
 	}
 	for key, gw := range m.gateways {
 		if key.Cluster == id {
+			before := m.waypoints[key]
 			m.derive(key, gw)
+			if !sameWaypoint(before, m.waypoints[key]) {
+				waypoints[key] = struct{}{}
+			}
 		}
 	}
 	return true
@@ -78,11 +120,11 @@ func (m *meta) setNamespace(key model.NamespaceKey, ns *model.Namespace) bool {
 	return !old.Equals(ns)
 }
 
-// setGateway records a Gateway (nil: deleted) and reports whether what
-// the index derives from it changed: its waypoint, its diagnostics, or
+// setGateway records a Gateway (nil: deleted) and reports what the
+// index derives from it that changed: its waypoint, its diagnostics, or
 // the Gateway itself as a network gateway (its labels, class, listeners
 // or status addresses).
-func (m *meta) setGateway(key model.GatewayKey, gw *model.Gateway) bool {
+func (m *meta) setGateway(key model.GatewayKey, gw *model.Gateway) (waypoint, diags, network bool) {
 	old := m.gateways[key]
 	oldWaypoint, oldDiags := m.waypoints[key], m.diags[key]
 	if gw == nil {
@@ -93,8 +135,7 @@ func (m *meta) setGateway(key model.GatewayKey, gw *model.Gateway) bool {
 		m.gateways[key] = gw
 		m.derive(key, gw)
 	}
-	return !sameWaypoint(oldWaypoint, m.waypoints[key]) || !sameDiags(oldDiags, m.diags[key]) ||
-		!sameAsNetworkGateway(old, gw)
+	return !sameWaypoint(oldWaypoint, m.waypoints[key]), !sameDiags(oldDiags, m.diags[key]), !sameAsNetworkGateway(old, gw)
 }
 
 // derive computes a Gateway's waypoint and diagnostics.

@@ -25,12 +25,6 @@ const (
 	gatewayAPIGroupVersion = "gateway.networking.k8s.io/v1"
 	gatewaysInformer       = "gateways"
 	gatewayClassesInformer = "gatewayclasses"
-	// remoteGatewayClass marks a Gateway that stands for a gateway the
-	// control plane cannot reach the API server of: read only in the
-	// config cluster (Options.ConfigCluster).
-	remoteGatewayClass = "istio-remote"
-	// annotationGatewayServiceAccount names a Gateway's service account.
-	annotationGatewayServiceAccount = "gateway.istio.io/service-account"
 	// listenerModeOption, as a TLS option of a listener, says
 	// listenerModeAutoPassthrough.
 	listenerModeOption          = "gateway.istio.io/listener-protocol"
@@ -225,19 +219,12 @@ func labelSelector(sel *metav1.LabelSelector) (*model.LabelSelector, error) {
 // class), in its namespace.
 func gatewayAPIGateways(gw *model.Gateway, configCluster bool) []model.NetworkGateway {
 	network := gw.Labels[labelNetwork]
-	if network == "" || (gw.Class == remoteGatewayClass && !configCluster) {
+	if network == "" || (gw.Class == model.GatewayClassRemote && !configCluster) {
 		return nil
-	}
-	sa := gw.Annotations[annotationGatewayServiceAccount]
-	if sa == "" {
-		sa = gw.Name
-		if gw.Class == remoteGatewayClass {
-			sa += "-" + remoteGatewayClass
-		}
 	}
 	base := model.NetworkGateway{
 		Network: model.NetworkID(network), Cluster: gw.Cluster,
-		ServiceAccount: gw.Namespace + "/" + sa, Source: model.GatewayFromGateway,
+		ServiceAccount: gw.ServiceAccount(), Source: model.GatewayFromGateway,
 	}
 	var out []model.NetworkGateway
 	for _, a := range gw.Addresses {

@@ -86,7 +86,7 @@ func TestControllerGatewayAPINotServed(t *testing.T) {
 
 func TestGatewayAPIGatewaysRemoteClass(t *testing.T) {
 	gw := networkGatewayObj("remote", "net-r", []gatewayv1.GatewaySpecAddress{ipAddr("3.3.3.3")}, tlsListener(15443, nil))
-	gw.Spec.GatewayClassName = remoteGatewayClass
+	gw.Spec.GatewayClassName = model.GatewayClassRemote
 	lean, _ := convertGateway(gw, "c1")
 	if got := gatewayAPIGateways(lean, false); len(got) != 0 {
 		t.Errorf("an istio-remote Gateway outside the config cluster: %v", got)

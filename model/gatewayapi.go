@@ -87,6 +87,27 @@ func (g *Gateway) Key() GatewayKey {
 	return GatewayKey{Cluster: g.Cluster, Namespace: g.Namespace, Name: g.Name}
 }
 
+// GatewayClassRemote is the class of a Gateway that stands for a
+// gateway the config cluster reaches in another (Istio's istio-remote).
+const GatewayClassRemote = "istio-remote"
+
+// ServiceAccount returns the service account, "namespace/name", the
+// network gateways a Gateway declares run as, as Istio names it: the
+// gateway.istio.io/service-account annotation, else the Gateway's name
+// (with "-istio-remote" for class istio-remote), in its namespace. The
+// sidecar's network gateways (the kube registry's) and ambient mode's
+// (the address index's) both take it from here.
+func (g *Gateway) ServiceAccount() string {
+	sa := g.Annotations["gateway.istio.io/service-account"]
+	if sa == "" {
+		sa = g.Name
+		if g.Class == GatewayClassRemote {
+			sa += "-" + GatewayClassRemote
+		}
+	}
+	return g.Namespace + "/" + sa
+}
+
 // Equals reports whether two Gateways hold the same data; nil equals
 // only nil.
 func (g *Gateway) Equals(o *Gateway) bool {

@@ -128,18 +128,24 @@ func (l *Loop[M, C]) Run(ctx context.Context, start func() (stop func()), apply 
 			case <-timer.C:
 			}
 		}
-		p, ok := l.in.TakeIf(pending[M]{marks: l.newMarks()}, func(p *pending[M]) bool { return p.n > 0 })
-		if !ok {
-			continue // woken again for marks an earlier batch took
-		}
-		c, changed := apply(p.marks)
-		if changed {
-			l.tell(&c, current)
-		} else {
-			l.tell(nil, current)
-		}
-		l.in.Done()
+		l.applyPending(apply, current)
 	}
+}
+
+// applyPending applies the pending batch, if there is one, and tells the
+// subscribers. The batch and the change are garbage once it returns.
+func (l *Loop[M, C]) applyPending(apply func(M) (C, bool), current func() C) {
+	p, ok := l.in.TakeIf(pending[M]{marks: l.newMarks()}, func(p *pending[M]) bool { return p.n > 0 })
+	if !ok {
+		return // woken again for marks an earlier batch took
+	}
+	c, changed := apply(p.marks)
+	if changed {
+		l.tell(&c, current)
+	} else {
+		l.tell(nil, current)
+	}
+	l.in.Done()
 }
 
 // Flush applies the pending marks at once, on the caller's goroutine,

@@ -38,11 +38,11 @@ test-unit:
 ## build tag.
 test-integration:
 	@dir="$$(hack/k8s/build.sh | tail -n 1)" && \
-	MESHREG_K8S_DIR="$$dir" $(GO) test -race -count=1 -timeout 30m -tags integration ./internal/integration/ && \
+	MESHREG_K8S_DIR="$$dir" $(GO) test -race -count=1 -timeout 30m -tags integration ./test/integration/ && \
 	echo "--- the kube controller's tests again, on shared informers" && \
 	MESHREG_K8S_DIR="$$dir" $(GO) test -race -count=1 -timeout 30m -tags integration \
 		-run '^(TestEndpointsFromTheEndpointSliceController|TestOutageThenRelist|TestNamespaceFilter|TestTopologyHintsFromTheEndpointSliceController|TestGatewayFromLoadBalancerStatus|TestGatewayFromGatewayAPI|TestMCSExportsAndImports|TestAddressIndexOverTheAPIServer)$$' \
-		./internal/integration/ -args -shared
+		./test/integration/ -args -shared
 
 ## lint: gofmt must have nothing to say; go.mod and go.sum must be tidy;
 ## go vet must pass. `go mod tidy -diff` changes nothing: it prints what
@@ -57,7 +57,7 @@ lint:
 	if [ -n "$$untidy" ]; then echo "go mod tidy -diff: go.mod and go.sum are not tidy; run 'go mod tidy' and commit the result:"; echo "$$untidy"; exit 1; fi; \
 	if [ "$$status" -ne 0 ]; then echo "go mod tidy -diff failed (exit status $$status, error above) before it could compare: it needs every module in the module cache or the module proxy"; exit 1; fi
 	$(GO) vet $(PKGS)
-	$(GO) vet -tags integration ./internal/integration/
+	$(GO) vet -tags integration ./test/integration/
 
 ## bench: every benchmark, with allocations, no tests.
 bench:

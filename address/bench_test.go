@@ -13,10 +13,10 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/meshreg/meshreg/address"
-	"github.com/meshreg/meshreg/internal/bench"
 	"github.com/meshreg/meshreg/kube"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry/memory"
+	"github.com/meshreg/meshreg/test/bench"
 )
 
 // benchSource is a memory registry holding what the kube controller makes

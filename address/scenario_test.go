@@ -14,10 +14,10 @@ import (
 	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/internal/golden"
 	"github.com/meshreg/meshreg/internal/manifest"
-	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/meshconfig"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/test/sources"
 )
 
 var update = flag.Bool("update", false, "rewrite the want.json goldens of the address scenarios")

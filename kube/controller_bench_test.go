@@ -13,9 +13,9 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/meshreg/meshreg/internal/bench"
 	"github.com/meshreg/meshreg/kube"
 	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/test/bench"
 )
 
 // versioned is an API object with its metadata.

@@ -8,9 +8,9 @@ import (
 
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/meshreg/meshreg/internal/bench"
 	"github.com/meshreg/meshreg/kube"
 	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/test/bench"
 )
 
 // BenchmarkPrime is the initial conversion alone (what Run does once the

@@ -5,10 +5,10 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/meshreg/meshreg/internal/bench"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 	"github.com/meshreg/meshreg/registry/memory"
+	"github.com/meshreg/meshreg/test/bench"
 )
 
 // largeView is a view of a registry the size of the harness's large

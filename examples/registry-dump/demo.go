@@ -3,7 +3,7 @@ package main
 import (
 	"embed"
 
-	"github.com/meshreg/meshreg/internal/sources"
+	"github.com/meshreg/meshreg/test/sources"
 )
 
 // demo holds the embedded demo: two clusters, east (the config cluster,

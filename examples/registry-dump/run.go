@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/meshreg/meshreg/address"
-	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/meshconfig"
 	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/test/sources"
 )
 
 // usageError is a problem with the command line: reported in one line,

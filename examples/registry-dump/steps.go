@@ -11,9 +11,9 @@ import (
 
 	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/internal/manifest"
-	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/test/sources"
 )
 
 // A -step DIR=OUT brings, after the first state is printed, the clusters

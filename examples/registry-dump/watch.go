@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/test/sources"
 )
 
 // watch prints every change until ctx is done. Manifest clusters are

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/meshreg/meshreg/internal/sources"
+	"github.com/meshreg/meshreg/test/sources"
 )
 
 // Default listen addresses: loopback only.

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/test/sources"
 )
 
 func TestDefaultAddressesAreLoopback(t *testing.T) {

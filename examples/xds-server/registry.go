@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/meshreg/meshreg/aggregate"
-	"github.com/meshreg/meshreg/internal/sources"
+	"github.com/meshreg/meshreg/test/sources"
 )
 
 // buildRegistry turns the source flags into an aggregate registry, not yet

@@ -2,7 +2,7 @@
 # Differential testing of meshreg's address index against Istio's ambient
 # index (the oracle in this directory) over random worlds: the
 # reliability tier's generator writes N worlds as manifests
-# (internal/reliability/cmd/worlds), and for each world's clusters
+# (test/reliability/cmd/worlds), and for each world's clusters
 # (cluster-a.yaml, the config cluster, then the others; both indexes hold
 # the config cluster's alone, Istio's multi-network switch being off)
 # the oracle and `registry-dump -o addresses` print the index; compare.py
@@ -41,7 +41,7 @@ steps=${STEPS:-0}
 # seed+i+n, seed+i+2n, ... are its K steps: each brings every cluster to
 # that world's manifests through the running indexes (the oracle's and
 # registry-dump's -step), and both are compared after each.
-go run ./internal/reliability/cmd/worlds -n "$((n * (steps + 1)))" -seed "$seed" -o "$out/worlds" || exit 2
+go run ./test/reliability/cmd/worlds -n "$((n * (steps + 1)))" -seed "$seed" -o "$out/worlds" || exit 2
 # worlds.py keeps out of the worlds the deliberate differences compare.py
 # cannot tell from a bug (its doc says which and why), and with MULTI
 # gives their clusters networks, gateways and global Services.

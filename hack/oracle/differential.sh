@@ -2,7 +2,7 @@
 # Differential testing of meshreg against Istio's registry (the oracle, see
 # ../shared/oracle/README.md from the repository's parent) over random
 # worlds: the reliability tier's generator writes N worlds as manifests
-# (internal/reliability/cmd/worlds), Istio's registry (istio-dump) and
+# (test/reliability/cmd/worlds), Istio's registry (istio-dump) and
 # meshreg's (examples/registry-dump) read each, and the compare tool checks
 # the two dumps, allowing the deliberate differences listed in
 # hack/oracle/allowed.txt (scenario name world-<seed>) and those that
@@ -68,7 +68,7 @@ bin=$(mktemp -d); trap 'rm -rf "$bin"' EXIT
 
 [ -n "$report" ] || go build -o "$bin/rd" ./examples/registry-dump || exit 2
 if [ -z "$worlds" ]; then
-  go build -o "$bin/worlds" ./internal/reliability/cmd/worlds || exit 2
+  go build -o "$bin/worlds" ./test/reliability/cmd/worlds || exit 2
   "$bin/worlds" -n "$n" -seed "$seed" -o "$out" || exit 2
   worlds=$out
 fi

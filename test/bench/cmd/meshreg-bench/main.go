@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshreg/meshreg/internal/bench"
+	"github.com/meshreg/meshreg/test/bench"
 )
 
 func main() {

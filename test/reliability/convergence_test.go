@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshreg/meshreg/internal/reliability"
+	"github.com/meshreg/meshreg/test/reliability"
 )
 
 var (
@@ -97,7 +97,7 @@ func TestConvergence(t *testing.T) {
 				}
 				if !res.Converged() {
 					diverged.Add(1)
-					t.Errorf("seed %d diverged (replay: go test -race ./internal/reliability/ -run TestConvergence -convergence.seed=%d)\n%s\ndump diff (-fresh +lived):\n%s",
+					t.Errorf("seed %d diverged (replay: go test -race ./test/reliability/ -run TestConvergence -convergence.seed=%d)\n%s\ndump diff (-fresh +lived):\n%s",
 						seed, seed, seq.Describe(), res.Diff())
 				}
 			}

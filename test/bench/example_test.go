@@ -3,7 +3,7 @@ package bench_test
 import (
 	"fmt"
 
-	"github.com/meshreg/meshreg/internal/bench"
+	"github.com/meshreg/meshreg/test/bench"
 )
 
 // The small preset: 200 Services of 10 endpoints each.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshreg/meshreg/internal/reliability"
+	"github.com/meshreg/meshreg/test/reliability"
 )
 
 // With PodNamesPerCluster no pod's namespace and name is held by both

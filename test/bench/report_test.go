@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshreg/meshreg/internal/bench"
+	"github.com/meshreg/meshreg/test/bench"
 )
 
 func sampleReport() *bench.Report {

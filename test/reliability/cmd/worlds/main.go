@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/meshreg/meshreg/internal/reliability"
+	"github.com/meshreg/meshreg/test/reliability"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stderr)) }

@@ -2,7 +2,7 @@
 // over generated clusters and writes the figures as JSON, Markdown and an
 // SVG plot.
 //
-//	go run ./internal/bench/cmd/meshreg-bench -preset small,medium,large -runs 3 \
+//	go run ./test/bench/cmd/meshreg-bench -preset small,medium,large -runs 3 \
 //	    -o results.json -md results.md -svg bench.svg
 //
 // -from re-renders the Markdown and SVG of an earlier JSON without

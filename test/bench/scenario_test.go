@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
-	"github.com/meshreg/meshreg/internal/bench"
+	"github.com/meshreg/meshreg/test/bench"
 )
 
 func TestGenerateDeterministic(t *testing.T) {

@@ -18,5 +18,5 @@
 //
 // Usage:
 //
-//	go run ./internal/reliability/cmd/worlds -n 1000 -seed 1 -o DIR
+//	go run ./test/reliability/cmd/worlds -n 1000 -seed 1 -o DIR
 package main

@@ -16,5 +16,5 @@
 // costs. Report writes the results as JSON and Markdown; PlotSVG draws
 // sync time and heap against endpoint count.
 //
-// The command internal/bench/cmd/meshreg-bench runs it.
+// The command test/bench/cmd/meshreg-bench runs it.
 package bench

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/meshreg/meshreg/internal/reliability"
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/test/reliability"
 )
 
 // Example checks the convergence of a tiny history: a pod arrives before

@@ -19,7 +19,7 @@
 // The convergence test runs a fixed-seed batch by default. Run it for
 // hours with
 //
-//	go test -race -run TestConvergence -convergence.long=2h ./internal/reliability/
+//	go test -race -run TestConvergence -convergence.long=2h ./test/reliability/
 //
 // or MESHREG_CONVERGENCE_DURATION=2h; a failure prints its seed, which
 // replays with -convergence.seed=N.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/meshreg/meshreg/internal/bench"
+	"github.com/meshreg/meshreg/test/bench"
 )
 
 func TestRunTiny(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/test/sources"
 )
 
 // Pause says what the checker does after applying a step.

@@ -6,7 +6,7 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/meshreg/meshreg/internal/sources"
+	"github.com/meshreg/meshreg/test/sources"
 )
 
 // Manifests for two clusters, here from memory, become one aggregate.

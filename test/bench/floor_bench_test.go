@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/meshreg/meshreg/internal/bench"
+	"github.com/meshreg/meshreg/test/bench"
 )
 
 // BenchmarkFloorSliceChange is the floor's side of

@@ -15,9 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshreg/meshreg/address"
-	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/test/sources"
 )
 
 // SelectorLabel is the namespace label the harness's namespace selector

@@ -12,12 +12,12 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"github.com/meshreg/meshreg/aggregate"
-	"github.com/meshreg/meshreg/internal/reliability"
 	"github.com/meshreg/meshreg/kube"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
 	"github.com/meshreg/meshreg/registry/memory"
 	"github.com/meshreg/meshreg/serviceentry"
+	"github.com/meshreg/meshreg/test/reliability"
 )
 
 // runner is what a Run/stop cycle needs.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/meshreg/meshreg/internal/sources"
+	"github.com/meshreg/meshreg/test/sources"
 )
 
 // Checker runs sequences against a live aggregate and compares the result

@@ -11,10 +11,10 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/meshreg/meshreg/internal/reliability"
-	"github.com/meshreg/meshreg/internal/sources"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/test/reliability"
+	"github.com/meshreg/meshreg/test/sources"
 )
 
 // validA and validB are the valid objects every bad-input case runs next

@@ -21,10 +21,10 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/meshreg/meshreg/internal/manifest"
-	"github.com/meshreg/meshreg/internal/reliability"
 	"github.com/meshreg/meshreg/kube"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/test/reliability"
 )
 
 // The resources the kube controller watches.

@@ -12,5 +12,5 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestIntegrationTier(t *testing.T) {
 	t.Skip("integration tier not run: it needs -tags integration and the servers built by hack/k8s/build.sh " +
-		"(MESHREG_K8S_DIR=$(hack/k8s/build.sh | tail -1) go test -tags integration ./internal/integration/), as `make test` does")
+		"(MESHREG_K8S_DIR=$(hack/k8s/build.sh | tail -1) go test -tags integration ./test/integration/), as `make test` does")
 }

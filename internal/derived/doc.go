@@ -8,7 +8,10 @@
 // a quiet period and a maximum), and hands each batch to the view, which
 // applies it and publishes its next immutable state; the loop then tells
 // the view's subscribers, one call at a time, a new subscriber first the
-// current state. Deps indexes what each derived output read (a
-// namespace, a Gateway, a cluster's network), so that a change of one of
-// them marks only the outputs that read it.
+// current state. Deps indexes what each derived output read (the index
+// records the waypoints and network gateways a workload or service read),
+// so that a change of one of them marks only the outputs that read it.
+//
+// ARCHITECTURE.md, "Derived views", says why the core is the project's
+// own.
 package derived

@@ -187,3 +187,50 @@ func TestDeps(t *testing.T) {
 		t.Errorf("after deleting w2: %d outputs, users of ns/a %v", d.Len(), users("ns/a"))
 	}
 }
+
+// A batch that holds a MarkNow is applied at once, with the marks that
+// came before it, however long the quiet period.
+func TestLoopMarkNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCounter(derived.Debounce{Quiet: time.Hour, Max: time.Hour})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() { done <- c.run(ctx) }()
+		c.add(1)
+		c.loop.MarkNow(func(m *[]int) { *m = append(*m, 2) })
+		synctest.Wait()
+		if got := c.batches(); !slices.EqualFunc(got, [][]int{{1, 2}}, slices.Equal) {
+			t.Errorf("batches %v, want [[1 2]] at once", got)
+		}
+		c.add(3) // the next batch waits for the quiet period again
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if got := c.batches(); len(got) != 1 {
+			t.Errorf("batches %v: a plain mark after MarkNow was applied before the quiet period", got)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+// Flush applies the pending marks on the caller's goroutine, without
+// Run, and does nothing when none are pending.
+func TestLoopFlush(t *testing.T) {
+	c := newCounter(derived.Debounce{})
+	apply := func(m []int) (int, bool) {
+		c.applied = append(c.applied, m)
+		return 0, true
+	}
+	c.loop.Flush(apply)
+	c.add(1)
+	c.add(2)
+	if c.loop.Settled() {
+		t.Error("Settled with marks pending")
+	}
+	c.loop.Flush(apply)
+	if !slices.EqualFunc(c.applied, [][]int{{1, 2}}, slices.Equal) || !c.loop.Settled() {
+		t.Errorf("after Flush: applied %v, settled %v; want [[1 2]], true", c.applied, c.loop.Settled())
+	}
+}

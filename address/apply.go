@@ -117,20 +117,20 @@ func (x *Index) apply(m marks) (*Snapshot, []Event) {
 		entries: map[entryRef]struct{}{}, slices: map[model.ServiceKey]struct{}{}}
 	for key, sm := range m.services {
 		old := st.svcs[key]
-		if sm.endpoints {
-			if len(sm.eps) == 0 {
+		if sm.Endpoints {
+			if len(sm.Eps) == 0 {
 				delete(st.eps, key)
 			} else {
-				st.eps[key] = sm.eps
+				st.eps[key] = sm.Eps
 			}
 		}
-		if sm.service {
-			x.setService(key, sm.svc)
+		if sm.Service {
+			x.setService(key, sm.Svc)
 			for k := range st.byHost[key.Hostname] {
 				d.services[k] = struct{}{}
 			}
 			d.services[key] = struct{}{}
-			for _, s := range [...]*model.Service{old, sm.svc} {
+			for _, s := range [...]*model.Service{old, sm.Svc} {
 				if s == nil || len(s.Selector) == 0 {
 					continue
 				}
@@ -354,10 +354,10 @@ func (x *Index) setService(key model.ServiceKey, s *model.Service) {
 func (x *Index) rebuild(d dirty, metaChanged bool) (*Snapshot, []Event) {
 	st := x.st
 	defer func() {
-		x.derived.workloads.Add(int64(len(d.workloads)))
-		x.derived.services.Add(int64(len(d.services)))
-		x.derived.entries.Add(int64(len(d.entries)))
-		x.derived.slices.Add(int64(len(d.slices)))
+		x.rederived.workloads.Add(int64(len(d.workloads)))
+		x.rederived.services.Add(int64(len(d.services)))
+		x.rederived.entries.Add(int64(len(d.entries)))
+		x.rederived.slices.Add(int64(len(d.slices)))
 	}()
 	prev := x.snap.Load()
 	e := &edit{addrs: prev.addrs.Edit(), byIP: prev.byIP.Edit(), bySvc: prev.bySvc.Edit(), events: map[string]model.EventType{}}

@@ -11,11 +11,11 @@ import (
 	"github.com/meshreg/meshreg/registry/memory"
 )
 
-// derivations are the counts of Index.derived.
+// derivations are the counts of Index.rederived.
 type derivations struct{ workloads, services, entries, slices int64 }
 
 func (x *Index) derivations() derivations {
-	return derivations{x.derived.workloads.Load(), x.derived.services.Load(), x.derived.entries.Load(), x.derived.slices.Load()}
+	return derivations{x.rederived.workloads.Load(), x.rederived.services.Load(), x.rederived.entries.Load(), x.rederived.slices.Load()}
 }
 
 func (a derivations) minus(b derivations) derivations {

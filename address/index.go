@@ -54,14 +54,14 @@ type Index struct {
 
 	// st is the index's own state; only Run's goroutine uses it.
 	st *state
-	// derived counts the derivations applied, by kind, for the tests
+	// rederived counts the derivations applied, by kind, for the tests
 	// that hold a change to costing what it changes.
-	derived struct{ workloads, services, entries, slices atomic.Int64 }
+	rederived struct{ workloads, services, entries, slices atomic.Int64 }
 }
 
 // marks are what changed in the source since apply last looked.
 type marks struct {
-	services  map[model.ServiceKey]serviceMark
+	services  derived.ServiceMarks
 	workloads map[model.WorkloadKey]*model.WorkloadInstance
 	// clusters, namespaces and gateways hold the latest of each that
 	// changed, nil once deleted.
@@ -74,19 +74,8 @@ type marks struct {
 	synced bool
 }
 
-type serviceMark struct {
-	// service says a service event came; svc is the service as the
-	// latest left it, nil once deleted.
-	service bool
-	svc     *model.Service
-	// endpoints says an endpoints event came; eps are the service's
-	// endpoints it carried (EndpointsEvent.All).
-	endpoints bool
-	eps       []*model.Endpoint
-}
-
 func newMarks() marks {
-	return marks{services: map[model.ServiceKey]serviceMark{}, workloads: map[model.WorkloadKey]*model.WorkloadInstance{},
+	return marks{services: derived.ServiceMarks{}, workloads: map[model.WorkloadKey]*model.WorkloadInstance{},
 		clusters: map[model.ClusterID]*model.Cluster{}, namespaces: map[model.NamespaceKey]*model.Namespace{},
 		gateways: map[model.GatewayKey]*model.Gateway{}}
 }
@@ -135,21 +124,8 @@ func (x *Index) Run(ctx context.Context) error {
 func (x *Index) follow() (stop func()) {
 	mark := x.loop.Mark
 	unsubscribe := x.src.Subscribe(registry.HandlerFuncs{
-		ServiceFunc: func(e registry.ServiceEvent) {
-			key := e.Service().Key()
-			mark(func(m *marks) {
-				sm := m.services[key]
-				sm.service, sm.svc = true, e.Current
-				m.services[key] = sm
-			})
-		},
-		EndpointsFunc: func(e registry.EndpointsEvent) {
-			mark(func(m *marks) {
-				sm := m.services[e.Service]
-				sm.endpoints, sm.eps = true, e.All
-				m.services[e.Service] = sm
-			})
-		},
+		ServiceFunc:   func(e registry.ServiceEvent) { mark(func(m *marks) { m.services.OnService(e) }) },
+		EndpointsFunc: func(e registry.EndpointsEvent) { mark(func(m *marks) { m.services.OnEndpoints(e) }) },
 		WorkloadFunc: func(e registry.WorkloadEvent) {
 			key, cur := e.Workload().Key(), e.Current
 			if e.Type == model.EventDelete {

@@ -70,7 +70,7 @@ type View struct {
 // by key, the gateways, whether the source synced, and the gateway host
 // names looked up for the first time.
 type marks struct {
-	services map[model.ServiceKey]serviceMark
+	services derived.ServiceMarks
 	// gatewaysSet says a gateways event came, with gws; gateways that
 	// the gateways' host names resolved to something new.
 	gatewaysSet bool
@@ -80,20 +80,7 @@ type marks struct {
 	looked      []string
 }
 
-// serviceMark is what the events since apply last looked said of one
-// service.
-type serviceMark struct {
-	// service says that a service event came; svc is then the service
-	// as the latest one left it, nil once deleted.
-	service bool
-	svc     *model.Service
-	// endpoints says that an endpoints event came; eps are the
-	// service's endpoints the latest carried.
-	endpoints bool
-	eps       []*model.Endpoint
-}
-
-func newMarks() marks { return marks{services: map[model.ServiceKey]serviceMark{}} }
+func newMarks() marks { return marks{services: derived.ServiceMarks{}} }
 
 // New returns a view of src (a registry or the aggregate); Run starts
 // it. The view syncs after src's SyncedEvent and follows the network
@@ -167,21 +154,8 @@ func (v *View) follow() (stop func()) {
 func (v *View) handler() registry.HandlerFuncs {
 	mark := v.loop.Mark
 	return registry.HandlerFuncs{
-		ServiceFunc: func(e registry.ServiceEvent) {
-			key := e.Service().Key()
-			mark(func(m *marks) {
-				sm := m.services[key]
-				sm.service, sm.svc = true, e.Current
-				m.services[key] = sm
-			})
-		},
-		EndpointsFunc: func(e registry.EndpointsEvent) {
-			mark(func(m *marks) {
-				sm := m.services[e.Service]
-				sm.endpoints, sm.eps = true, e.All
-				m.services[e.Service] = sm
-			})
-		},
+		ServiceFunc:   func(e registry.ServiceEvent) { mark(func(m *marks) { m.services.OnService(e) }) },
+		EndpointsFunc: func(e registry.EndpointsEvent) { mark(func(m *marks) { m.services.OnEndpoints(e) }) },
 		NetworkGatewaysFunc: func(e registry.NetworkGatewaysEvent) {
 			mark(func(m *marks) { m.gatewaysSet, m.gws = true, e.Gateways })
 		},
@@ -223,22 +197,22 @@ func (v *View) applyBatch(m marks) (Change, bool) {
 		var svc *model.Service
 		var eps []*model.Endpoint
 		switch {
-		case sm.service:
-			svc = sm.svc
+		case sm.Service:
+			svc = sm.Svc
 		case had:
 			svc = prev.svc
 		}
 		switch {
 		case svc == nil:
-		case sm.endpoints:
-			eps = sm.eps
+		case sm.Endpoints:
+			eps = sm.Eps
 		case had:
 			eps = prev.eps
 		}
 		if !had && svc == nil {
 			continue // added and deleted, or endpoints of an unknown service
 		}
-		svcChanged := sm.service || svc == nil
+		svcChanged := sm.Service || svc == nil
 		change.Services = append(change.Services, key)
 		var cur *entry
 		if svc != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/meshreg/meshreg/registry/memory"
 	"github.com/meshreg/meshreg/serviceentry"
 	"github.com/meshreg/meshreg/wds"
+	"github.com/meshreg/meshreg/xds"
 )
 
 // TestWhatImplementsWhat holds the table of the registry package's doc
@@ -98,6 +99,10 @@ func TestRunOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	proxies, err := xds.New(view, xds.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mc, err := multicluster.New(fake.NewClientset(), agg, multicluster.Options{Factory: multicluster.ClientFactory(
 		func(id model.ClusterID, c kubernetes.Interface) (registry.Registry, error) {
 			return kube.New(c, kube.Options{ClusterID: id})
@@ -117,7 +122,8 @@ func TestRunOnce(t *testing.T) {
 	}{
 		{"kube.Controller", kc.Run}, {"serviceentry.Controller", se.Run}, {"memory.Registry", mem.Run},
 		{"aggregate.Controller", agg.Run}, {"proxyview.View", view.Run}, {"proxyview.Debouncer", deb.Run},
-		{"address.Index", idx.Run}, {"wds.Server", srv.Run}, {"multicluster.Controller", mc.Run},
+		{"address.Index", idx.Run}, {"wds.Server", srv.Run}, {"xds.Server", proxies.Run},
+		{"multicluster.Controller", mc.Run},
 		{"serviceentry.InformerSource", informed.Run},
 	} {
 		_ = r.run(done)

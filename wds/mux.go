@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	discoverygrpc "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -22,6 +23,11 @@ type Mux struct {
 }
 
 var _ discoverygrpc.AggregatedDiscoveryServiceServer = Mux{}
+
+// Register registers m as the Aggregated Discovery Service of r.
+func (m Mux) Register(r grpc.ServiceRegistrar) {
+	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(r, m)
+}
 
 // StreamAggregatedResources hands a state-of-the-world stream to Other.
 func (m Mux) StreamAggregatedResources(st discoverygrpc.AggregatedDiscoveryService_StreamAggregatedResourcesServer) error {

@@ -1,7 +1,9 @@
 // Command xds-server serves a meshreg registry to gRPC clients and Envoy
 // over xDS (ADS, state of the world and delta), with an HTTP debug server
 // beside it. Each node is served its own view of the registry, as
-// proxyview computes it for the proxy the node describes.
+// proxyview computes it for the proxy the node describes. The command is
+// flags and wiring around the library: package xds translates and
+// serves, package wds serves ztunnel, and wds.Mux puts both on one port.
 //
 // For each port of each service the node sees and that is load-balanced
 // by the client, it serves an API listener "<hostname>:<port>" (what a
@@ -10,7 +12,7 @@
 // cluster's load assignment: the node's endpoints, with those of networks
 // it does not reach replaced by their network's gateway. UDP ports get
 // nothing (sidecars do not proxy UDP). An Envoy node (any node that is
-// not a gRPC client: see internal/xds.ClientOf) is also sent the clusters
+// not a gRPC client: see xds.ClientOf) is also sent the clusters
 // of wildcard hosts and unix domain socket endpoints, which a gRPC client
 // cannot use. What each sidecar is sent is checked against Istio's own
 // xDS server by the EDS scenarios of testdata/eds.
@@ -77,8 +79,7 @@
 // services it sees with their VIPs and its endpoints of each port, and
 // what it was served), /healthz, /readyz (200 once the registry and the
 // proxy view have synced) and /metrics (Prometheus: every registry's
-// library metrics, as docs/OPERATING.md lists them, and
-// the server's: nodes, streams, resources served, pushes).
+// and xDS metrics, as docs/OPERATING.md lists them).
 //
 // SIGINT or SIGTERM stops everything: the xDS streams end, the servers
 // shut down, and the registries stop.

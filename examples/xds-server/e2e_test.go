@@ -24,10 +24,10 @@ import (
 
 	"github.com/meshreg/meshreg/aggregate"
 	"github.com/meshreg/meshreg/examples/xds-server/internal/debug"
-	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/proxyview"
 	"github.com/meshreg/meshreg/registry/memory"
+	"github.com/meshreg/meshreg/xds"
 )
 
 // backendHeader is the response header in which a backend names itself.
@@ -251,7 +251,8 @@ func TestEndToEnd(t *testing.T) {
 		`meshreg_services{cluster="",registry="aggregate"} 1`,
 		`meshreg_endpoints{cluster="",registry="aggregate"} 2`,
 		`meshreg_endpoints{cluster="cluster-1",registry="Kubernetes"} 2`,
-		`meshreg_xds_streams 1`,
+		`meshreg_xds_streams{client="grpc"} 1`,
+		`meshreg_xds_streams{client="envoy"} 0`,
 		`meshreg_xds_nodes 1`,
 		`meshreg_xds_resources{type="type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"} 1`,
 	} {

@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
 
 	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/examples/xds-server/internal/debug"
-	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
 	"github.com/meshreg/meshreg/proxyview"
 	"github.com/meshreg/meshreg/registry"
 	"github.com/meshreg/meshreg/wds"
+	"github.com/meshreg/meshreg/xds"
 )
 
 // shutdownGrace bounds how long each server waits for its clients on
@@ -130,6 +131,9 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, o s
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if prom == nil {
+		prom = prometheus.NewRegistry()
+	}
 	view, err := proxyview.New(reg, proxyview.Options{Logger: log, Resolver: o.resolver})
 	var addrs *address.Index
 	if err == nil {
@@ -139,28 +143,17 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, o s
 	if err == nil {
 		workloads, err = wds.New(addrs, wds.Options{Logger: log})
 	}
-	var (
-		nodes     *xds.Nodes
-		metrics   *debug.Metrics
-		debouncer *proxyview.Debouncer
-	)
+	var proxies *xds.Server
 	if err == nil {
-		nodes = xds.NewNodes(view, log)
-		metrics = debug.NewMetrics(prom, func() debug.Served {
-			n, res := nodes.Counts()
-			return debug.Served{Nodes: n, Resources: res}
-		})
-		debouncer, err = proxyview.NewDebouncer(view, func(p proxyview.Push) {
-			began := time.Now()
-			nodes.Push(p)
-			metrics.ObservePush(p.Changes, time.Since(began))
-		}, debounce)
+		proxies, err = xds.New(view, xds.Options{Logger: log, Debounce: debounce, Metrics: prom})
 	}
 	if err != nil {
 		xdsLis.Close()
 		debugLis.Close()
 		return err
 	}
+	gs := grpc.NewServer()
+	wds.Mux{WDS: workloads, Other: proxies}.Register(gs)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -181,16 +174,14 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, o s
 	}
 	start("registry", reg.Run)
 	start("proxy view", view.Run)
-	start("xds pushes", debouncer.Run)
+	start("xds", proxies.Run)
 	start("address index", addrs.Run)
 	start("wds", workloads.Run)
-	start("xds server", func(ctx context.Context) error {
-		return xds.Serve(ctx, xdsLis, nodes, xds.ServerOptions{
-			Logger: log, ShutdownGrace: shutdownGrace, OnStreams: metrics.AddStreams, WDS: workloads,
-		})
+	start("grpc server", func(ctx context.Context) error {
+		return serveGRPC(ctx, gs, xdsLis, log)
 	})
 	start("debug server", func(ctx context.Context) error {
-		h := debug.NewHandler(ready{reg, view, addrs}, view, debugNodes{nodes}, metrics, log)
+		h := debug.NewHandler(ready{reg, view, addrs}, view, debugNodes{proxies}, prom, log)
 		return debug.Serve(ctx, debugLis, h, shutdownGrace, log)
 	})
 	wg.Wait()
@@ -210,7 +201,7 @@ func (r ready) HasSynced() bool {
 }
 
 // debugNodes shows the xDS server's nodes to the debug server.
-type debugNodes struct{ nodes *xds.Nodes }
+type debugNodes struct{ nodes *xds.Server }
 
 func (d debugNodes) IDs() []string { return d.nodes.IDs() }
 
@@ -226,4 +217,38 @@ func (d debugNodes) Node(id string) (debug.Node, bool) {
 		})
 	}
 	return n, true
+}
+
+// serveGRPC serves gs on lis until ctx is done, then stops it, gracefully
+// within shutdownGrace. Its streams end first: they end when the xDS and
+// WDS servers' Run return, which ctx being done makes them do.
+func serveGRPC(ctx context.Context, gs *grpc.Server, lis net.Listener, log *slog.Logger) error {
+	served := make(chan error, 1)
+	go func() { served <- gs.Serve(lis) }()
+	log.Info("xds server listening", "addr", lis.Addr().String())
+	select {
+	case err := <-served:
+		if err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			return fmt.Errorf("on %s: %w", lis.Addr(), err)
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	stopped := make(chan struct{})
+	go func() {
+		gs.GracefulStop()
+		close(stopped)
+	}()
+	timer := time.NewTimer(shutdownGrace)
+	defer timer.Stop()
+	select {
+	case <-stopped:
+	case <-timer.C:
+		log.Warn("xds server did not stop in time; closing its connections", "grace", shutdownGrace.String())
+		gs.Stop()
+		<-stopped
+	}
+	<-served
+	log.Info("xds server stopped")
+	return nil
 }

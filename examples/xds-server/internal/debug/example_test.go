@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -12,9 +11,9 @@ import (
 	"github.com/meshreg/meshreg/registry/memory"
 )
 
-// The server's metrics and, in the same Prometheus registry, those of a
-// registry built with it, as /metrics reports them.
-func ExampleNewMetrics() {
+// /metrics serves the Prometheus registry the handler is given, where a
+// registry built with it keeps its metrics.
+func ExampleNewHandler() {
 	prom := prometheus.NewRegistry()
 	reg, err := memory.New(memory.Options{ClusterID: "east", Metrics: prom})
 	if err != nil {
@@ -24,18 +23,15 @@ func ExampleNewMetrics() {
 	reg.AddService(svc)
 	reg.SetEndpoints(svc.Key(), memory.Endpoint("10.1.0.1", 80).Port("http").Build())
 
-	m := debug.NewMetrics(prom, nil)
-	m.ObservePush(2, time.Millisecond)
-	h := debug.NewHandler(reg, nil, nil, m, nil)
+	h := debug.NewHandler(reg, nil, nil, prom, nil)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	for _, line := range strings.Split(rec.Body.String(), "\n") {
-		if strings.HasPrefix(line, "meshreg_services") || strings.HasPrefix(line, "meshreg_endpoints{") || strings.HasPrefix(line, "meshreg_xds_pushes_total") {
+		if strings.HasPrefix(line, "meshreg_services") || strings.HasPrefix(line, "meshreg_endpoints{") {
 			fmt.Println(line)
 		}
 	}
 	// Output:
 	// meshreg_endpoints{cluster="east",registry="Kubernetes"} 1
 	// meshreg_services{cluster="east",registry="Kubernetes"} 1
-	// meshreg_xds_pushes_total 1
 }

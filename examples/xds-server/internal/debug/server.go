@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/meshreg/meshreg/debughttp"
@@ -19,12 +20,16 @@ import (
 )
 
 // NewHandler returns the debug server's handler over src, its proxy
-// view (nil for none), the xDS server's nodes (nil for none) and m (see
+// view (nil for none), the xDS server's nodes (nil for none) and prom,
+// the Prometheus registry /metrics serves (nil for a new, empty one; see
 // the package doc for its paths). The registry's pages are the library's
 // debughttp handler, under /debug/registry/.
-func NewHandler(src registry.Reader, view *proxyview.View, nodes Nodes, m *Metrics, log *slog.Logger) http.Handler {
+func NewHandler(src registry.Reader, view *proxyview.View, nodes Nodes, prom *prometheus.Registry, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if prom == nil {
+		prom = prometheus.NewRegistry()
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/debug/registry/", http.StripPrefix("/debug/registry", debughttp.New(src, debughttp.Options{View: view, Logger: log})))
@@ -39,7 +44,7 @@ func NewHandler(src registry.Reader, view *proxyview.View, nodes Nodes, m *Metri
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(m.Registry(), promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(prom, promhttp.HandlerOpts{}))
 	return mux
 }
 

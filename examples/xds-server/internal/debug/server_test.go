@@ -48,7 +48,7 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 // /debug/registry/; the probes and 404s are the server's.
 func TestDebugPages(t *testing.T) {
 	reg := fixture()
-	h := debug.NewHandler(reg, nil, nil, debug.NewMetrics(nil, nil), nil)
+	h := debug.NewHandler(reg, nil, nil, nil, nil)
 
 	code, body := get(t, h, "/debug/registry/services")
 	var svcs debughttp.Page[debughttp.ServiceSummary]
@@ -87,7 +87,7 @@ func TestDebugPages(t *testing.T) {
 
 func TestReadyzFollowsSync(t *testing.T) {
 	reg := fixture()
-	h := debug.NewHandler(reg, nil, nil, debug.NewMetrics(nil, nil), nil)
+	h := debug.NewHandler(reg, nil, nil, nil, nil)
 	if code, _ := get(t, h, "/readyz"); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz before sync = %d, want 503", code)
 	}
@@ -108,8 +108,9 @@ func TestReadyzFollowsSync(t *testing.T) {
 	}
 }
 
-// TestMetrics: the server's metrics, and in the same Prometheus registry
-// the registry's own (the library's, from memory.Options.Metrics).
+// TestMetrics: /metrics serves the Prometheus registry it is given (the
+// registry's own metrics, from memory.Options.Metrics, and the xDS
+// server's), not the default one.
 func TestMetrics(t *testing.T) {
 	prom := prometheus.NewRegistry()
 	reg, err := memory.New(memory.Options{Metrics: prom})
@@ -120,20 +121,8 @@ func TestMetrics(t *testing.T) {
 	reg.AddService(echo)
 	reg.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.1", 9000).Port("grpc").Build(), memory.Endpoint("10.0.0.2", 9000).Port("grpc").Build())
 	reg.AddDiagnostic(model.Diagnostic{Severity: model.Warning, Kind: "EndpointSlice", Namespace: "default", Name: "echo-abc", Message: "odd"})
-	m := debug.NewMetrics(prom, func() debug.Served {
-		return debug.Served{Nodes: 2, Resources: map[string]int{"type.googleapis.com/envoy.config.cluster.v3.Cluster": 3}}
-	})
-	m.ObservePush(3, 2*time.Millisecond)
-	m.ObservePush(1, time.Millisecond)
-	m.AddStreams(1)
-	_, body := get(t, debug.NewHandler(reg, nil, nil, m, nil), "/metrics")
+	_, body := get(t, debug.NewHandler(reg, nil, nil, prom, nil), "/metrics")
 	for _, want := range []string{
-		`meshreg_xds_pushes_total 2`,
-		`meshreg_xds_push_changes_total 4`,
-		`meshreg_xds_push_duration_seconds_count 2`,
-		`meshreg_xds_streams 1`,
-		`meshreg_xds_nodes 2`,
-		`meshreg_xds_resources{type="type.googleapis.com/envoy.config.cluster.v3.Cluster"} 3`,
 		`meshreg_services{cluster="cluster-1",registry="Kubernetes"} 1`,
 		`meshreg_endpoints{cluster="cluster-1",registry="Kubernetes"} 2`,
 		`meshreg_diagnostics{cluster="cluster-1",kind="EndpointSlice",registry="Kubernetes",severity="Warning"} 1`,
@@ -159,7 +148,7 @@ func TestServeStopsOnContext(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		serveErr = debug.Serve(ctx, lis, debug.NewHandler(reg, nil, nil, debug.NewMetrics(nil, nil), nil), time.Second, nil)
+		serveErr = debug.Serve(ctx, lis, debug.NewHandler(reg, nil, nil, nil, nil), time.Second, nil)
 	}()
 	resp, err := http.Get("http://" + lis.Addr().String() + "/healthz")
 	if err != nil {

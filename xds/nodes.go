@@ -18,13 +18,13 @@ import (
 	"github.com/meshreg/meshreg/proxyview"
 )
 
-// SnapshotSource is where Nodes takes the view's state before the first
+// snapshotSource is where nodeSet takes the view's state before the first
 // push: a *proxyview.View.
-type SnapshotSource interface {
+type snapshotSource interface {
 	Snapshot() *proxyview.Snapshot
 }
 
-// Nodes keeps the resources of each connected node in a go-control-plane
+// nodeSet keeps the resources of each connected node in a go-control-plane
 // SnapshotCache, one snapshot per node ID.
 //
 // A node is registered by the first request of one of its streams
@@ -37,10 +37,12 @@ type SnapshotSource interface {
 // nodes agree; until a push brings a synced snapshot (the view's initial
 // state), from the view's latest snapshot, and that push rebuilds every
 // node in full.
-type Nodes struct {
-	view  SnapshotSource
+type nodeSet struct {
+	view  snapshotSource
 	cache cachev3.SnapshotCache
 	log   *slog.Logger
+	// metrics is nil when off.
+	metrics *metrics
 	// epoch prefixes the versions, so that a client that reconnects to
 	// a restarted server never finds its old version reused.
 	epoch string
@@ -58,16 +60,23 @@ type Nodes struct {
 	// streamsMu guards streams. It may be taken while mu is held, never
 	// the other way round.
 	streamsMu sync.Mutex
-	streams   map[streamKey]*node
+	streams   map[streamKey]nodeStream
 }
 
 // node is one connected node.
 type node struct {
 	id      string
-	streams int         // under Nodes.mu
-	state   *proxyState // under Nodes.mu
+	streams int         // under nodeSet.mu
+	state   *proxyState // under nodeSet.mu
 	// responses counts, per kind, the responses sent on its streams.
 	responses [numKinds]atomic.Int64
+}
+
+// nodeStream is a registered stream: its node, and the kind of client
+// it was opened by.
+type nodeStream struct {
+	node   *node
+	client Client
 }
 
 // streamKey names a stream: the sotw and delta servers number their
@@ -77,32 +86,32 @@ type streamKey struct {
 	id    int64
 }
 
-// NewNodes returns an empty set of nodes over view; log may be nil.
-func NewNodes(view SnapshotSource, log *slog.Logger) *Nodes {
+// newNodeSet returns an empty set of nodes over view; log may be nil.
+func newNodeSet(view snapshotSource, log *slog.Logger) *nodeSet {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Nodes{
+	return &nodeSet{
 		view:    view,
 		cache:   cachev3.NewSnapshotCache(false, cachev3.IDHash{}, cacheLogger{log}),
 		log:     log,
 		epoch:   strconv.FormatInt(time.Now().UnixNano(), 36),
 		nodes:   map[string]*node{},
-		streams: map[streamKey]*node{},
+		streams: map[streamKey]nodeStream{},
 	}
 }
 
 // Cache returns the cache the xDS server answers from.
-func (n *Nodes) Cache() cachev3.Cache { return n.cache }
+func (n *nodeSet) Cache() cachev3.Cache { return n.cache }
 
-func (n *Nodes) nextVersion() string {
+func (n *nodeSet) nextVersion() string {
 	return n.epoch + "-" + strconv.FormatUint(n.seq.Add(1), 10)
 }
 
 // snapshot returns the snapshot a node registering is built from: that
 // of the latest push; until a push brought a synced one, the view's
 // latest. The caller holds n.mu.
-func (n *Nodes) snapshot() *proxyview.Snapshot {
+func (n *nodeSet) snapshot() *proxyview.Snapshot {
 	if !n.pushed {
 		if s := n.view.Snapshot(); n.cur == nil || s.Generation() > n.cur.Generation() {
 			n.cur = s
@@ -115,7 +124,7 @@ func (n *Nodes) snapshot() *proxyview.Snapshot {
 // building its resources when it is the node's first stream; later
 // requests of the stream do nothing. A node whose metadata ProxyFromNode
 // refuses is an error, which refuses the stream.
-func (n *Nodes) openStream(key streamKey, cn *corev3.Node) error {
+func (n *nodeSet) openStream(key streamKey, cn *corev3.Node) error {
 	n.streamsMu.Lock()
 	_, known := n.streams[key]
 	n.streamsMu.Unlock()
@@ -138,8 +147,9 @@ func (n *Nodes) openStream(key streamKey, cn *corev3.Node) error {
 		n.nodes[id] = nd
 	}
 	nd.streams++
+	n.metrics.streamOpened(client)
 	n.streamsMu.Lock()
-	n.streams[key] = nd
+	n.streams[key] = nodeStream{nd, client}
 	n.streamsMu.Unlock()
 	switch {
 	case nd.state == nil:
@@ -160,16 +170,18 @@ func (n *Nodes) openStream(key streamKey, cn *corev3.Node) error {
 
 // closeStream forgets a stream; the node's last stream clears its
 // snapshot.
-func (n *Nodes) closeStream(key streamKey) {
+func (n *nodeSet) closeStream(key streamKey) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.streamsMu.Lock()
-	nd, ok := n.streams[key]
+	ns, ok := n.streams[key]
 	delete(n.streams, key)
 	n.streamsMu.Unlock()
 	if !ok {
 		return // refused, or closed before its first request
 	}
+	n.metrics.streamClosed(ns.client)
+	nd := ns.node
 	if nd.streams--; nd.streams > 0 {
 		return
 	}
@@ -179,18 +191,30 @@ func (n *Nodes) closeStream(key streamKey) {
 }
 
 // responded counts a response sent on a stream.
-func (n *Nodes) responded(key streamKey, typeURL string) {
+func (n *nodeSet) responded(key streamKey, typeURL string) {
 	n.streamsMu.Lock()
-	nd := n.streams[key]
+	nd := n.streams[key].node
 	n.streamsMu.Unlock()
 	if k, ok := kindOf(typeURL); ok && nd != nil {
 		nd.responses[k].Add(1)
 	}
+	n.metrics.responded(typeURL)
+}
+
+// nodeOf returns the ID of a stream's node; "" for a stream not
+// registered.
+func (n *nodeSet) nodeOf(key streamKey) string {
+	n.streamsMu.Lock()
+	defer n.streamsMu.Unlock()
+	if nd := n.streams[key].node; nd != nil {
+		return nd.id
+	}
+	return ""
 }
 
 // update brings one node to b's snapshot and sets its snapshot in the
 // cache when anything changed. The caller holds n.mu.
-func (n *Nodes) update(nd *node, b *build, full bool, changed map[model.ServiceKey]bool) {
+func (n *nodeSet) update(nd *node, b *build, full bool, changed map[model.ServiceKey]bool) {
 	if !nd.state.update(b, full, changed) {
 		return
 	}
@@ -206,7 +230,7 @@ func (n *Nodes) update(nd *node, b *build, full bool, changed map[model.ServiceK
 // the node changed; every service when the network gateways changed (any
 // endpoint may now be reached another way), on the debouncer's initial
 // push and on the first push.
-func (n *Nodes) Push(p proxyview.Push) {
+func (n *nodeSet) push(p proxyview.Push) {
 	changed := make(map[model.ServiceKey]bool, len(p.Services))
 	for _, k := range p.Services {
 		changed[k] = true
@@ -228,7 +252,7 @@ func (n *Nodes) Push(p proxyview.Push) {
 	}
 }
 
-// NodeStatus is one connected node as Nodes knows it.
+// NodeStatus is one connected node as nodeSet knows it.
 type NodeStatus struct {
 	ID    string
 	Proxy proxyview.Proxy
@@ -254,7 +278,7 @@ type TypeStatus struct {
 }
 
 // Node returns a connected node's status; false for a node not connected.
-func (n *Nodes) Node(id string) (NodeStatus, bool) {
+func (n *nodeSet) Node(id string) (NodeStatus, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	nd, ok := n.nodes[id]
@@ -273,7 +297,7 @@ func (n *Nodes) Node(id string) (NodeStatus, bool) {
 }
 
 // IDs returns the IDs of the connected nodes, sorted.
-func (n *Nodes) IDs() []string {
+func (n *nodeSet) IDs() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return slices.Sorted(maps.Keys(n.nodes))
@@ -281,7 +305,7 @@ func (n *Nodes) IDs() []string {
 
 // Counts returns the number of connected nodes and the resources they are
 // served, summed over nodes, by type URL.
-func (n *Nodes) Counts() (nodes int, resources map[string]int) {
+func (n *nodeSet) Counts() (nodes int, resources map[string]int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	resources = make(map[string]int, numKinds)

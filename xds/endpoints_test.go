@@ -10,9 +10,9 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/proxyview"
+	"github.com/meshreg/meshreg/xds"
 )
 
 const host = model.Hostname("echo.default.svc.cluster.local")

@@ -10,9 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/proxyview"
+	"github.com/meshreg/meshreg/xds"
 )
 
 func TestProxyFromNode(t *testing.T) {

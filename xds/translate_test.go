@@ -8,8 +8,8 @@ import (
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/wellknown"
 
-	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
 	"github.com/meshreg/meshreg/model"
+	"github.com/meshreg/meshreg/xds"
 )
 
 func TestNames(t *testing.T) {

@@ -66,7 +66,7 @@ func TestPushIsIncrementalPerNode(t *testing.T) {
 		}
 	}
 
-	n := NewNodes(view, nil)
+	n := newNodeSet(view, nil)
 	for i, md := range []map[string]any{
 		{MetadataNamespace: "ns-a", MetadataNetwork: "net-a", MetadataClusterID: "cluster-1"},
 		{MetadataNamespace: "ns-b", MetadataNetwork: "net-b", MetadataClusterID: "cluster-1"},
@@ -217,7 +217,7 @@ func TestPushIsIncrementalPerNode(t *testing.T) {
 			}
 		}
 		push.Snapshot = view.Snapshot()
-		n.Push(push)
+		n.push(push)
 		for id, want := range tt.want {
 			after := versions(id)
 			var got strings.Builder

@@ -19,20 +19,25 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/meshreg/meshreg/examples/xds-server/internal/xds"
 	"github.com/meshreg/meshreg/proxyview"
 	"github.com/meshreg/meshreg/registry/memory"
+	"github.com/meshreg/meshreg/xds"
 )
 
-// scenario runs a memory registry, its view, a debouncer pushing to Nodes,
-// and the xDS server on loopback.
+// scenario runs a memory registry, its view and the xDS server on
+// loopback.
 type scenario struct {
 	reg   *memory.Registry
-	nodes *xds.Nodes
+	nodes *xds.Server
 	ads   discoveryv3.AggregatedDiscoveryServiceClient
 }
 
 func startScenario(t *testing.T, setup func(*memory.Registry)) *scenario {
+	t.Helper()
+	return startScenarioWith(t, setup, xds.Options{})
+}
+
+func startScenarioWith(t *testing.T, setup func(*memory.Registry), opts xds.Options) *scenario {
 	t.Helper()
 	reg, err := memory.New(memory.Options{})
 	if err != nil {
@@ -46,11 +51,17 @@ func startScenario(t *testing.T, setup func(*memory.Registry)) *scenario {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.nodes = xds.NewNodes(view, nil)
+	opts.Debounce = proxyview.DebounceOptions{Quiet: 10 * time.Millisecond}
+	s.nodes, err = xds.New(view, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	gs := grpc.NewServer()
+	s.nodes.Register(gs)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	run := func(f func() error) {
@@ -62,19 +73,20 @@ func startScenario(t *testing.T, setup func(*memory.Registry)) *scenario {
 			}
 		}()
 	}
-	d, err := proxyview.NewDebouncer(view, s.nodes.Push, proxyview.DebounceOptions{Quiet: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run(func() error { return d.Run(ctx) })
+	run(func() error { return s.nodes.Run(ctx) })
 	run(func() error { return view.Run(ctx) })
 	run(func() error { return s.reg.Run(ctx) })
-	run(func() error { return xds.Serve(ctx, lis, s.nodes, xds.ServerOptions{ShutdownGrace: time.Second}) })
+	run(func() error { return gs.Serve(lis) })
 	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cc.Close(); cancel(); wg.Wait() })
+	t.Cleanup(func() {
+		cc.Close()
+		cancel()
+		gs.GracefulStop()
+		wg.Wait()
+	})
 	eventually(t, "the view to sync", view.HasSynced)
 	s.ads = discoveryv3.NewAggregatedDiscoveryServiceClient(cc)
 	return s

@@ -211,3 +211,12 @@ func kindName(v *structpb.Value) string {
 	}
 	return "empty"
 }
+
+// String returns "envoy" or "grpc", the client label of the server's
+// metrics.
+func (c Client) String() string {
+	if c == GRPC {
+		return "grpc"
+	}
+	return "envoy"
+}

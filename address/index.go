@@ -3,6 +3,7 @@ package address
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/meshreg/meshreg/address/workloadapi"
 	"github.com/meshreg/meshreg/internal/derived"
@@ -30,6 +31,10 @@ type Change struct {
 	// Events are the resources added, changed and removed, sorted by
 	// key; empty for the generation that only turns Synced true.
 	Events []Event
+	// Since is when the first event the change holds reached the index:
+	// what a server measures the delay of its responses from. Zero for
+	// the Initial change.
+	Since time.Time
 }
 
 // Index is the address index of a registry, usually the aggregate: the
@@ -155,7 +160,7 @@ func (x *Index) follow() (stop func()) {
 
 // applyBatch applies a batch of marks and publishes the next snapshot
 // when anything changed.
-func (x *Index) applyBatch(m marks) (Change, bool) {
+func (x *Index) applyBatch(m marks, since time.Time) (Change, bool) {
 	s, events := x.apply(m)
 	prev := x.snap.Load()
 	if len(events) == 0 && s.synced == prev.synced && prev.gen > 0 && sameDiags(s.diags, prev.diags) {
@@ -163,7 +168,7 @@ func (x *Index) applyBatch(m marks) (Change, bool) {
 	}
 	s.gen = prev.gen + 1
 	x.snap.Store(s)
-	return Change{Generation: s.gen, Snapshot: s, Events: events}, true
+	return Change{Generation: s.gen, Snapshot: s, Events: events, Since: since}, true
 }
 
 // current is the index's state as a subscriber's first Change.

@@ -230,9 +230,15 @@ func TestDebounceBatches(t *testing.T) {
 	for len(changes) > 0 {
 		<-changes
 	}
+	before := time.Now()
 	reg.AddWorkload(pod("p1", nil, "10.0.0.1"))
 	reg.AddWorkload(pod("p2", nil, "10.0.0.2"))
 	c := <-changes
+	// Stamped with when its first event reached the index, which the
+	// debounce then held for its quiet period.
+	if c.Since.Before(before) || time.Since(c.Since) < 500*time.Millisecond {
+		t.Errorf("Since = %v: want the first event's arrival, after %v and 500ms or more before the change was told", c.Since, before)
+	}
 	want := []address.Event{{Key: "c1//Pod/ns/p1", Type: model.EventAdd}, {Key: "c1//Pod/ns/p2", Type: model.EventAdd}}
 	if !slices.Equal(c.Events, want) || c.Snapshot.Generation() != c.Generation || c.Snapshot.Len() != 2 {
 		t.Errorf("one generation for both: %+v, snapshot of %d", c.Events, c.Snapshot.Len())

@@ -51,6 +51,9 @@ type Push struct {
 	Gateways bool
 	// Changes is the number of generations the push holds.
 	Changes int
+	// Since is when the first event among the changes it holds reached
+	// the view (Change.Since); zero for the Initial push.
+	Since time.Time
 }
 
 // changeSource is what a Debouncer reads: a View.
@@ -72,6 +75,7 @@ type Debouncer struct {
 
 // batch is the changes of the next push.
 type batch struct {
+	since    time.Time
 	initial  bool
 	services map[model.ServiceKey]struct{}
 	gateways bool
@@ -124,18 +128,22 @@ func (d *Debouncer) add(c Change) {
 			b.services[k] = struct{}{}
 		}
 		b.gateways = b.gateways || c.Gateways
+		if b.since.IsZero() || c.Since.Before(b.since) {
+			b.since = c.Since
+		}
 	})
 }
 
 // apply pushes a batch. The changes that come with the initial state are
 // in its snapshot, read now.
-func (d *Debouncer) apply(b batch) (Push, bool) {
+func (d *Debouncer) apply(b batch, _ time.Time) (Push, bool) {
 	p := Push{Initial: true}
 	if !b.initial {
 		p = Push{
 			Services: slices.SortedFunc(maps.Keys(b.services), model.ServiceKey.Compare),
 			Gateways: b.gateways,
 			Changes:  b.changes,
+			Since:    b.since,
 		}
 	}
 	p.Snapshot = d.src.Snapshot()

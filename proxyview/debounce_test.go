@@ -32,7 +32,7 @@ func (c *changes) Subscribe(f func(Change)) func() {
 func (c *changes) Snapshot() *Snapshot { return c.snap }
 
 func (c *changes) publish(services ...string) {
-	ch := Change{}
+	ch := Change{Since: time.Now()}
 	for _, s := range services {
 		ch.Services = append(ch.Services, model.ServiceKey{Namespace: "ns", Hostname: model.Hostname(s)})
 	}
@@ -52,6 +52,8 @@ type pushed struct {
 	at    []time.Duration
 	hosts [][]string
 	n     []int
+	// since holds each push's Since, from the bubble's start.
+	since []time.Duration
 	// initial holds the times of the Initial pushes.
 	initial []time.Duration
 }
@@ -73,6 +75,7 @@ func (p *pushed) push(pp Push) {
 	}
 	p.hosts = append(p.hosts, hs)
 	p.n = append(p.n, pp.Changes)
+	p.since = append(p.since, pp.Since.Sub(p.start))
 }
 
 // debounced runs a debouncer over a test source inside a synctest bubble.
@@ -119,6 +122,10 @@ func TestDebounceBurstIsOnePush(t *testing.T) {
 	if diff := cmp.Diff([]int{4}, rec.n); diff != "" {
 		t.Errorf("changes per push (-want +got):\n%s", diff)
 	}
+	// The push is as old as its first change.
+	if diff := cmp.Diff([]time.Duration{0}, rec.since); diff != "" {
+		t.Errorf("pushes' Since (-want +got):\n%s", diff)
+	}
 	if diff := cmp.Diff([]time.Duration{0}, rec.initial); diff != "" {
 		t.Errorf("initial pushes (-want +got):\n%s", diff)
 	}
@@ -132,6 +139,9 @@ func TestDebounceSeparateBursts(t *testing.T) {
 	})
 	if diff := cmp.Diff([]time.Duration{time.Second, 4 * time.Second}, rec.at); diff != "" {
 		t.Errorf("push times (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]time.Duration{0, 3 * time.Second}, rec.since); diff != "" {
+		t.Errorf("pushes' Since (-want +got):\n%s", diff)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/meshreg/meshreg/internal/derived"
 	"github.com/meshreg/meshreg/model"
@@ -28,6 +29,10 @@ type Change struct {
 	// Gateways is true when the network gateways changed: the endpoints
 	// of every service may have changed for proxies on other networks.
 	Gateways bool
+	// Since is when the first event the change holds reached the view:
+	// what a server measures the delay of its responses from. Zero for
+	// the Initial change.
+	Since time.Time
 }
 
 // View is the proxy's view of a registry. Run keeps it up to date; each
@@ -171,7 +176,7 @@ func (v *View) current() Change {
 
 // applyBatch takes a batch of marks and publishes the next snapshot
 // when anything changed.
-func (v *View) applyBatch(m marks) (Change, bool) {
+func (v *View) applyBatch(m marks, since time.Time) (Change, bool) {
 	keys := slices.SortedFunc(maps.Keys(m.services), model.ServiceKey.Compare)
 	if m.gatewaysSet {
 		v.gateways = m.gws
@@ -189,7 +194,7 @@ func (v *View) applyBatch(m marks) (Change, bool) {
 	var (
 		services = old.services.Edit()
 		vis      *visibilityEdit
-		change   = Change{Generation: old.gen + 1}
+		change   = Change{Generation: old.gen + 1, Since: since}
 	)
 	for _, key := range keys {
 		sm := m.services[key]

@@ -91,6 +91,7 @@ func TestViewFollowsTheRegistry(t *testing.T) {
 	}
 
 	// A change is a new generation; the old snapshot keeps its state.
+	changed := time.Now()
 	mem.SetEndpoints(svc.Key(),
 		memory.Endpoint("10.0.0.1", 8080).Port("http").Cluster("c1").Build(),
 		memory.Endpoint("10.0.0.2", 8080).Port("http").Cluster("c1").Build())
@@ -123,9 +124,16 @@ func TestViewFollowsTheRegistry(t *testing.T) {
 	}
 	// The first call is the state when Subscribe was called, then each
 	// generation with its snapshot.
+	// Each is stamped with when its first event reached the view.
 	for i, c := range changes {
 		if c.Initial != (i == 0) || c.Snapshot == nil || c.Snapshot.Generation() != c.Generation {
 			t.Errorf("change %d: Initial %v, snapshot %v, generation %d", i, c.Initial, c.Snapshot != nil, c.Generation)
+		}
+		if c.Initial != c.Since.IsZero() {
+			t.Errorf("change %d: Initial %v, Since %v", i, c.Initial, c.Since)
+		}
+		if c.Generation == second.Generation() && c.Since.Before(changed) {
+			t.Errorf("the change of the second endpoint has Since %v, before the change was made at %v", c.Since, changed)
 		}
 	}
 	if err := v.Run(context.Background()); !errors.Is(err, registry.ErrAlreadyRunning) {

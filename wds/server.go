@@ -8,15 +8,21 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	discoverygrpc "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/meshreg/meshreg/address"
+	"github.com/meshreg/meshreg/internal/servemetrics"
 	"github.com/meshreg/meshreg/registry"
 )
+
+// clientKind is the client label of the server's metrics.
+const clientKind = "ztunnel"
 
 // TypeURL is the type of the resources the server serves: Istio's
 // workload discovery Address, each a *workloadapi.Address.
@@ -27,6 +33,11 @@ type Options struct {
 	// Logger receives the server's logs: streams opened and closed at
 	// debug, NACKs at warn. Default: nil, discard.
 	Logger *slog.Logger
+	// Metrics, when set, receives the server's Prometheus metrics: the
+	// meshreg_xds_* series it shares with package xds's server, with
+	// client "ztunnel" (docs/OPERATING.md lists them). A Registerer that
+	// refuses them makes New fail. Default: nil, none.
+	Metrics prometheus.Registerer
 }
 
 func (o Options) defaults() Options {
@@ -42,9 +53,10 @@ type DeltaStream = discoverygrpc.AggregatedDiscoveryService_DeltaAggregatedResou
 // Server serves an address index over delta xDS. Create one with New
 // and run it with Run; it is safe for concurrent use.
 type Server struct {
-	idx *address.Index
-	log *slog.Logger
-	enc *encoder
+	idx     *address.Index
+	log     *slog.Logger
+	enc     *encoder
+	metrics *servemetrics.Metrics // nil when off
 
 	running atomic.Bool
 	// stopped is closed when Run returns: streams end.
@@ -70,10 +82,17 @@ func New(idx *address.Index, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: no index", ErrInvalidOptions)
 	}
 	o := opts.defaults()
+	m, err := servemetrics.New(o.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
+	m.Clients(clientKind)
+	m.TypeURLs(TypeURL)
 	return &Server{
 		idx:     idx,
 		log:     o.Logger,
 		enc:     newEncoder(),
+		metrics: m,
 		stopped: make(chan struct{}),
 		streams: map[*stream]struct{}{},
 	}, nil
@@ -100,17 +119,17 @@ func (s *Server) Run(ctx context.Context) error {
 // before it check everything against it: they may have missed
 // generations published before.
 func (s *Server) onChange(c address.Change) {
-	s.notifyAll(c.Snapshot, c.Events, c.Initial)
+	s.notifyAll(c.Snapshot, c.Events, c.Initial, c.Since)
 }
 
-// notifyAll records a generation's changes with every stream and wakes
-// them, never blocking.
-func (s *Server) notifyAll(snap *address.Snapshot, events []address.Event, full bool) {
+// notifyAll records a generation's changes, which reached the index at
+// since, with every stream and wakes them, never blocking.
+func (s *Server) notifyAll(snap *address.Snapshot, events []address.Event, full bool, since time.Time) {
 	s.enc.forget(snap, events)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for st := range s.streams {
-		st.notify(snap, events, full)
+		st.notify(snap, events, full, since)
 	}
 }
 

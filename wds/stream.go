@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"time"
 
 	discoverygrpc "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc/codes"
@@ -36,6 +37,9 @@ type stream struct {
 	// up to date; all says every resource must be checked instead.
 	pending map[string]struct{}
 	all     bool
+	// owed is when the oldest change recorded and not sent yet reached
+	// the index; zero for none, or for changes of unknown age.
+	owed time.Time
 
 	// The rest is the stream goroutine's own.
 	// client is the client's subscription to Address, from its first
@@ -51,9 +55,9 @@ type stream struct {
 	answered map[string]struct{}
 }
 
-// notify records a generation's changes; all says they are unknown.
-// It never blocks.
-func (st *stream) notify(snap *address.Snapshot, events []address.Event, all bool) {
+// notify records a generation's changes, which reached the index at
+// since; all says they are unknown. It never blocks.
+func (st *stream) notify(snap *address.Snapshot, events []address.Event, all bool, since time.Time) {
 	st.mu.Lock()
 	if st.snap != nil {
 		switch g, cur := snap.Generation(), st.snap.Generation(); {
@@ -78,6 +82,10 @@ func (st *stream) notify(snap *address.Snapshot, events []address.Event, all boo
 		if len(st.pending) > maxPending {
 			st.all, st.pending = true, nil
 		}
+	}
+	if st.owed.IsZero() && !since.IsZero() && (all || len(events) > 0) {
+		st.owed = since
+		st.srv.metrics.Pending(clientKind, 1)
 	}
 	st.mu.Unlock()
 	select {
@@ -105,8 +113,11 @@ func (s *Server) serve(gs DeltaStream, first *discoverygrpc.DeltaDiscoveryReques
 	}
 	// Added before it looks at the index, so that no later generation
 	// passes it by.
+	defer st.forgive() // after remove: no change is recorded after it
 	s.add(st)
 	defer s.remove(st)
+	s.metrics.StreamOpened(clientKind)
+	defer s.metrics.StreamClosed(clientKind)
 	st.mu.Lock()
 	if st.snap == nil {
 		st.snap = s.idx.Snapshot()
@@ -181,6 +192,7 @@ func (st *stream) handle(r *discoverygrpc.DeltaDiscoveryRequest) (changed bool, 
 		if d := r.GetErrorDetail(); d != nil {
 			// The client keeps what it had; a NACKed resource is sent
 			// again only when it changes.
+			st.srv.metrics.Nacked(TypeURL)
 			st.log.Warn("wds response rejected", "nonce", n, "code", d.GetCode(), "error", d.GetMessage())
 		} else if n == st.nonce {
 			st.log.Debug("wds response acknowledged", "nonce", n)
@@ -211,7 +223,11 @@ func (st *stream) answerOther(r *discoverygrpc.DeltaDiscoveryRequest) error {
 	}
 	st.answered[r.GetTypeUrl()] = struct{}{}
 	st.log.Debug("wds answering a type it does not serve with nothing", "type", r.GetTypeUrl())
-	return st.gs.Send(&discoverygrpc.DeltaDiscoveryResponse{TypeUrl: r.GetTypeUrl(), RemovedResources: removed, Nonce: st.srv.nextNonce()})
+	if err := st.gs.Send(&discoverygrpc.DeltaDiscoveryResponse{TypeUrl: r.GetTypeUrl(), RemovedResources: removed, Nonce: st.srv.nextNonce()}); err != nil {
+		return err
+	}
+	st.srv.metrics.Responded(r.GetTypeUrl(), 0, time.Time{})
+	return nil
 }
 
 // flush sends the client what changed for it, if anything did; the
@@ -222,13 +238,16 @@ func (st *stream) flush() error {
 		return nil // Address not asked for yet
 	}
 	st.mu.Lock()
-	snap, pending, all := st.snap, st.pending, st.all
+	snap, pending, all, owed := st.snap, st.pending, st.all, st.owed
 	if !st.started && !snap.Synced() {
 		st.mu.Unlock()
 		return nil
 	}
-	st.pending, st.all = nil, false
+	st.pending, st.all, st.owed = nil, false, time.Time{}
 	st.mu.Unlock()
+	if !owed.IsZero() {
+		st.srv.metrics.Pending(clientKind, -1)
+	}
 
 	all = all || st.recheck || !st.started
 	st.recheck = false
@@ -245,7 +264,22 @@ func (st *stream) flush() error {
 		Nonce:             st.srv.nextNonce(),
 	}
 	st.nonce = resp.Nonce
-	return st.gs.Send(resp)
+	if err := st.gs.Send(resp); err != nil {
+		return err
+	}
+	st.srv.metrics.Responded(TypeURL, len(resources), owed)
+	return nil
+}
+
+// forgive drops what the stream is owed when it ends.
+func (st *stream) forgive() {
+	st.mu.Lock()
+	owed := st.owed
+	st.owed = time.Time{}
+	st.mu.Unlock()
+	if !owed.IsZero() {
+		st.srv.metrics.Pending(clientKind, -1)
+	}
 }
 
 func (st *stream) encode(key string, a *workloadapi.Address) (encoded, bool) {

@@ -31,16 +31,26 @@
 //
 // # Metrics
 //
-// With Options.Metrics set, the server registers:
+// With Options.Metrics set, the server registers its own series and
+// those it shares with package wds's server (a wds.Server given the same
+// Registerer feeds them too, with client "ztunnel"; docs/OPERATING.md
+// says what each means):
 //
-//	meshreg_xds_streams{client}          open streams whose node registered, by client kind (envoy, grpc)
-//	meshreg_xds_nodes                    connected nodes
-//	meshreg_xds_resources{type}          resources served, summed over nodes
-//	meshreg_xds_responses_total{type}    responses sent
-//	meshreg_xds_nacks_total{type}        requests rejecting what they were sent
-//	meshreg_xds_pushes_total             pushes (debounced batches)
-//	meshreg_xds_push_changes_total       view generations the pushes held
-//	meshreg_xds_push_duration_seconds    time a push took over every node
+//	meshreg_xds_streams{client}                   open streams whose node registered (envoy, grpc)
+//	meshreg_xds_pending{client}                   types per node with a subscribed change not yet sent
+//	meshreg_xds_responses_total{type}             responses sent
+//	meshreg_xds_resources_sent_total{type}        resources in them
+//	meshreg_xds_nacks_total{type}                 requests rejecting what they were sent
+//	meshreg_xds_change_to_response_seconds{type}  from a change reaching the view to the response carrying it
+//	meshreg_xds_nodes                             connected nodes
+//	meshreg_xds_resources{type}                   resources served, summed over nodes
+//	meshreg_xds_pushes_total                      pushes (debounced batches)
+//	meshreg_xds_push_changes_total                view generations the pushes held
+//	meshreg_xds_push_duration_seconds             time a push took over every node
+//
+// A change is owed to a node when a resource one of its streams
+// subscribes to (by name, or as a wildcard) changed; it is paid, and its
+// delay observed, by the node's next response of that type.
 //
 // # Per-node resources
 //

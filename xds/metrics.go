@@ -5,17 +5,18 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/meshreg/meshreg/internal/servemetrics"
 )
 
-// metrics are a Server's Prometheus metrics. A nil *metrics is off:
-// every method does nothing.
+// metrics are a Server's Prometheus metrics: those it shares with WDS
+// (package servemetrics) and its pushes'. A nil *metrics is off: every
+// method does nothing.
 type metrics struct {
-	pushes    prometheus.Counter
-	changes   prometheus.Counter
-	duration  prometheus.Histogram
-	streams   *prometheus.GaugeVec
-	responses *prometheus.CounterVec
-	nacks     *prometheus.CounterVec
+	shared   *servemetrics.Metrics
+	pushes   prometheus.Counter
+	changes  prometheus.Counter
+	duration prometheus.Histogram
 }
 
 // newMetrics registers a server's metrics with reg; nil (and no error)
@@ -24,7 +25,12 @@ func newMetrics(reg prometheus.Registerer, counts func() (int, map[string]int)) 
 	if reg == nil {
 		return nil, nil
 	}
+	shared, err := servemetrics.New(reg)
+	if err != nil {
+		return nil, err
+	}
 	m := &metrics{
+		shared: shared,
 		pushes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "meshreg_xds_pushes_total",
 			Help: "Pushes: debounced batches of the proxy view's changes brought to every connected node.",
@@ -38,20 +44,8 @@ func newMetrics(reg prometheus.Registerer, counts func() (int, map[string]int)) 
 			Help:    "Time a push took to translate and set every connected node's resources.",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 4, 10), // 50µs to about 13s
 		}),
-		streams: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "meshreg_xds_streams",
-			Help: "Open ADS streams whose node registered, by kind of client (envoy, grpc).",
-		}, []string{"client"}),
-		responses: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "meshreg_xds_responses_total",
-			Help: "ADS responses sent, by type URL.",
-		}, []string{"type"}),
-		nacks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "meshreg_xds_nacks_total",
-			Help: "Requests that rejected what they were sent (NACKs), by type URL.",
-		}, []string{"type"}),
 	}
-	cs := []prometheus.Collector{m.pushes, m.changes, m.duration, m.streams, m.responses, m.nacks, servedCollector{counts}}
+	cs := []prometheus.Collector{m.pushes, m.changes, m.duration, servedCollector{counts}}
 	var errs []error
 	for _, c := range cs {
 		errs = append(errs, reg.Register(c))
@@ -62,13 +56,8 @@ func newMetrics(reg prometheus.Registerer, counts func() (int, map[string]int)) 
 		}
 		return nil, err
 	}
-	for _, c := range []Client{Envoy, GRPC} {
-		m.streams.WithLabelValues(c.String())
-	}
-	for _, url := range typeURLs {
-		m.responses.WithLabelValues(url)
-		m.nacks.WithLabelValues(url)
-	}
+	shared.Clients(Envoy.String(), GRPC.String())
+	shared.TypeURLs(typeURLs[:]...)
 	return m, nil
 }
 
@@ -83,25 +72,31 @@ func (m *metrics) pushed(changes int, took time.Duration) {
 
 func (m *metrics) streamOpened(c Client) {
 	if m != nil {
-		m.streams.WithLabelValues(c.String()).Inc()
+		m.shared.StreamOpened(c.String())
 	}
 }
 
 func (m *metrics) streamClosed(c Client) {
 	if m != nil {
-		m.streams.WithLabelValues(c.String()).Dec()
+		m.shared.StreamClosed(c.String())
 	}
 }
 
-func (m *metrics) responded(typeURL string) {
+func (m *metrics) pending(c Client, delta int) {
 	if m != nil {
-		m.responses.WithLabelValues(typeURL).Inc()
+		m.shared.Pending(c.String(), delta)
+	}
+}
+
+func (m *metrics) responded(typeURL string, resources int, since time.Time) {
+	if m != nil {
+		m.shared.Responded(typeURL, resources, since)
 	}
 }
 
 func (m *metrics) nacked(typeURL string) {
 	if m != nil {
-		m.nacks.WithLabelValues(typeURL).Inc()
+		m.shared.Nacked(typeURL)
 	}
 }
 

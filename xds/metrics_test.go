@@ -2,6 +2,7 @@ package xds_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,24 +11,32 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 
+	"github.com/meshreg/meshreg/internal/promtest"
 	"github.com/meshreg/meshreg/registry/memory"
 	"github.com/meshreg/meshreg/xds"
 )
 
 // TestMetrics makes every metric of the server move: a gRPC client's
-// stream opens, is answered, NACKs, is pushed a change and closes.
+// stream opens and is answered; a change to a resource it does not
+// subscribe to owes it nothing; a change to one it does is owed while
+// the client holds its acknowledgement back, and sent with its delay
+// once it NACKs; then the stream closes.
 func TestMetrics(t *testing.T) {
 	echo := memory.Service("echo", "default").Port("grpc", 8080).Build()
+	other := memory.Service("other", "default").Port("grpc", 8080).Build()
 	prom := prometheus.NewRegistry()
 	s := startScenarioWith(t, func(r *memory.Registry) {
-		r.AddService(echo)
+		r.AddService(echo, other)
 		r.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.1", 9000).Port("grpc").Build())
+		r.SetEndpoints(other.Key(), memory.Endpoint("10.0.1.1", 9000).Port("grpc").Build())
 	}, xds.Options{Metrics: prom})
-	gathered := func(name string, labels ...string) float64 {
+	value := func(name string, labels ...string) float64 {
 		t.Helper()
-		return metricOf(t, prom, name, labels...)
+		return promtest.Value(t, prom, name, labels...)
 	}
-	if got := gathered("meshreg_xds_streams", "client", "grpc"); got != 0 {
+	cla := []string{"type", resourcev3.EndpointType}
+	grpcClient := []string{"client", "grpc"}
+	if got := value("meshreg_xds_streams", grpcClient...); got != 0 {
 		t.Fatalf("streams before any client = %v", got)
 	}
 
@@ -43,105 +52,87 @@ func TestMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, resp := recvCLAs(t, stream.Recv)
-	if got := gathered("meshreg_xds_streams", "client", "grpc"); got != 1 {
-		t.Errorf(`meshreg_xds_streams{client="grpc"} = %v with one stream open, want 1`, got)
-	}
-	if got := gathered("meshreg_xds_streams", "client", "envoy"); got != 0 {
-		t.Errorf(`meshreg_xds_streams{client="envoy"} = %v, want 0`, got)
-	}
-	if got := gathered("meshreg_xds_responses_total", "type", resourcev3.EndpointType); got != 1 {
-		t.Errorf("responses of load assignments = %v after one, want 1", got)
-	}
-	if got := gathered("meshreg_xds_nodes"); got != 1 {
-		t.Errorf("meshreg_xds_nodes = %v, want 1", got)
-	}
-	// A gRPC client of one port is served a listener, a route, a
-	// cluster and a load assignment.
-	if got := gathered("meshreg_xds_resources", "type", resourcev3.ClusterType); got != 1 {
-		t.Errorf("clusters served = %v, want 1", got)
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"meshreg_xds_streams", grpcClient, 1},
+		{"meshreg_xds_streams", []string{"client", "envoy"}, 0},
+		{"meshreg_xds_responses_total", cla, 1},
+		{"meshreg_xds_resources_sent_total", cla, 1},
+		{"meshreg_xds_nodes", nil, 1},
+		// A gRPC client is served a listener, a route, a cluster and a
+		// load assignment per port of each service it sees.
+		{"meshreg_xds_resources", []string{"type", resourcev3.ClusterType}, 2},
+		{"meshreg_xds_pending", grpcClient, 0},
+		// The first response answers a request: it carries no change.
+		{"meshreg_xds_change_to_response_seconds", cla, 0},
+	} {
+		if got := value(c.name, c.labels...); got != c.want {
+			t.Errorf("after the first response: %s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
 	}
 
-	// A NACK.
+	// A change to a resource the client does not subscribe to owes it
+	// nothing.
+	pushes := value("meshreg_xds_pushes_total")
+	changes := value("meshreg_xds_push_changes_total")
+	durations := value("meshreg_xds_push_duration_seconds")
+	s.reg.SetEndpoints(other.Key(), memory.Endpoint("10.0.1.2", 9000).Port("grpc").Build())
+	promtest.Eventually(t, prom, pushes+1, "meshreg_xds_pushes_total")
+	if got := value("meshreg_xds_push_changes_total"); got <= changes {
+		t.Errorf("push changes = %v after a change, was %v", got, changes)
+	}
+	if got := value("meshreg_xds_push_duration_seconds"); got != durations+1 {
+		t.Errorf("push durations observed = %v after a push, want %v", got, durations+1)
+	}
+	if got := value("meshreg_xds_pending", grpcClient...); got != 0 {
+		t.Errorf("pending after a change the client does not subscribe to = %v, want 0", got)
+	}
+
+	// A change to one it does, while the client has not acknowledged
+	// the last response (a state-of-the-world stream is sent nothing
+	// until it does): owed.
+	s.reg.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.2", 9000).Port("grpc").Build())
+	promtest.Eventually(t, prom, pushes+2, "meshreg_xds_pushes_total")
+	if got := value("meshreg_xds_pending", grpcClient...); got != 1 {
+		t.Errorf("pending with a change held back = %v, want 1", got)
+	}
+	time.Sleep(20 * time.Millisecond)
+
+	// A NACK; the change is sent in answer.
 	if err := stream.Send(&discoveryv3.DiscoveryRequest{
 		TypeUrl: resourcev3.EndpointType, ResourceNames: []string{name}, ResponseNonce: resp.GetNonce(),
 		ErrorDetail: &rpcstatus.Status{Message: "no"},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	eventuallyMetric(t, prom, 1, "meshreg_xds_nacks_total", "type", resourcev3.EndpointType)
-
-	// A change is pushed.
-	pushes := gathered("meshreg_xds_pushes_total")
-	changes := gathered("meshreg_xds_push_changes_total")
-	pushDurations := gathered("meshreg_xds_push_duration_seconds")
-	s.reg.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.2", 9000).Port("grpc").Build())
-	recvCLAs(t, stream.Recv)
-	eventuallyMetric(t, prom, pushes+1, "meshreg_xds_pushes_total")
-	if got := gathered("meshreg_xds_push_changes_total"); got <= changes {
-		t.Errorf("push changes = %v after a change, was %v", got, changes)
+	clas, _ := recvCLAs(t, stream.Recv)
+	if got := claAddrs(clas[name]); !slices.Equal(got, []string{"10.0.0.2"}) {
+		t.Fatalf("response after the NACK: %v", got)
 	}
-	if got := gathered("meshreg_xds_push_duration_seconds"); got <= pushDurations {
-		t.Errorf("push durations observed = %v after a push, was %v", got, pushDurations)
+	promtest.Eventually(t, prom, 1, "meshreg_xds_nacks_total", cla...)
+	promtest.Eventually(t, prom, 0, "meshreg_xds_pending", grpcClient...)
+	for _, c := range []struct {
+		name string
+		want float64
+	}{
+		{"meshreg_xds_responses_total", 2},
+		{"meshreg_xds_resources_sent_total", 2},
+		{"meshreg_xds_change_to_response_seconds", 1},
+	} {
+		if got := value(c.name, cla...); got != c.want {
+			t.Errorf("after the change was sent: %s = %v, want %v", c.name, got, c.want)
+		}
 	}
-	if got := gathered("meshreg_xds_responses_total", "type", resourcev3.EndpointType); got != 2 {
-		t.Errorf("responses of load assignments = %v after two, want 2", got)
+	// The change waited for the NACK: its delay holds the 20ms slept.
+	if sum := promtest.Sum(t, prom, "meshreg_xds_change_to_response_seconds", cla...); sum < 0.02 {
+		t.Errorf("change to response took %vs, less than the 20ms the client held it", sum)
 	}
 
 	// The stream closes.
 	cancel()
-	eventuallyMetric(t, prom, 0, "meshreg_xds_streams", "client", "grpc")
-	eventuallyMetric(t, prom, 0, "meshreg_xds_nodes")
-}
-
-// metricOf returns the value of the series of name with the given label
-// pairs in reg: a counter's or gauge's value, a histogram's sample count;
-// 0 when there is none.
-func metricOf(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
-	t.Helper()
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			have := map[string]string{}
-			for _, l := range m.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			for i := 0; i+1 < len(labels); i += 2 {
-				if have[labels[i]] != labels[i+1] {
-					continue series
-				}
-			}
-			switch {
-			case m.GetCounter() != nil:
-				return m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				return m.GetGauge().GetValue()
-			case m.GetHistogram() != nil:
-				return float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	return 0
-}
-
-// eventuallyMetric waits for a series to have the value want.
-func eventuallyMetric(t *testing.T, reg *prometheus.Registry, want float64, name string, labels ...string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := metricOf(t, reg, name, labels...)
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s%v = %v, want %v", name, labels, got, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	promtest.Eventually(t, prom, 0, "meshreg_xds_streams", grpcClient...)
+	promtest.Eventually(t, prom, 0, "meshreg_xds_nodes")
 }

@@ -68,8 +68,19 @@ type node struct {
 	id      string
 	streams int         // under nodeSet.mu
 	state   *proxyState // under nodeSet.mu
+	// client is the kind of client of the node's first stream: the
+	// label of what it is owed in the metrics.
+	client Client
 	// responses counts, per kind, the responses sent on its streams.
 	responses [numKinds]atomic.Int64
+
+	// subsMu guards subs, what each of its streams subscribes to.
+	subsMu sync.Mutex
+	subs   map[streamKey]*subscriptions
+	// changedAt holds, per kind, when the oldest change that a stream
+	// subscribes to and that was not sent yet reached the view, in Unix
+	// nanoseconds; 0 for none.
+	changedAt [numKinds]atomic.Int64
 }
 
 // nodeStream is a registered stream: its node, and the kind of client
@@ -143,7 +154,7 @@ func (n *nodeSet) openStream(key streamKey, cn *corev3.Node) error {
 	defer n.mu.Unlock()
 	nd := n.nodes[id]
 	if nd == nil {
-		nd = &node{id: id}
+		nd = &node{id: id, client: client, subs: map[streamKey]*subscriptions{}}
 		n.nodes[id] = nd
 	}
 	nd.streams++
@@ -162,7 +173,7 @@ func (n *nodeSet) openStream(key streamKey, cn *corev3.Node) error {
 	default:
 		return nil // registered by another stream
 	}
-	n.update(nd, newBuild(n.snapshot(), n.nextVersion, n.log), true, nil)
+	n.update(nd, newBuild(n.snapshot(), n.nextVersion, n.log), true, nil, time.Time{})
 	n.log.Debug("xds node registered", "node", id, "namespace", proxy.Namespace,
 		"cluster", string(proxy.Cluster), "network", string(proxy.Network))
 	return nil
@@ -182,23 +193,29 @@ func (n *nodeSet) closeStream(key streamKey) {
 	}
 	n.metrics.streamClosed(ns.client)
 	nd := ns.node
+	nd.subsMu.Lock()
+	delete(nd.subs, key)
+	nd.subsMu.Unlock()
 	if nd.streams--; nd.streams > 0 {
 		return
 	}
+	n.forgive(nd)
 	delete(n.nodes, nd.id)
 	n.cache.ClearSnapshot(nd.id)
 	n.log.Debug("xds node gone", "node", nd.id)
 }
 
-// responded counts a response sent on a stream.
-func (n *nodeSet) responded(key streamKey, typeURL string) {
+// responded counts a response of resources resources sent on a stream.
+func (n *nodeSet) responded(key streamKey, typeURL string, resources int) {
 	n.streamsMu.Lock()
 	nd := n.streams[key].node
 	n.streamsMu.Unlock()
+	var since time.Time
 	if k, ok := kindOf(typeURL); ok && nd != nil {
 		nd.responses[k].Add(1)
+		since = n.paid(nd, k)
 	}
-	n.metrics.responded(typeURL)
+	n.metrics.responded(typeURL, resources, since)
 }
 
 // nodeOf returns the ID of a stream's node; "" for a stream not
@@ -213,10 +230,16 @@ func (n *nodeSet) nodeOf(key streamKey) string {
 }
 
 // update brings one node to b's snapshot and sets its snapshot in the
-// cache when anything changed. The caller holds n.mu.
-func (n *nodeSet) update(nd *node, b *build, full bool, changed map[model.ServiceKey]bool) {
-	if !nd.state.update(b, full, changed) {
+// cache when anything changed; since is when the changes reached the
+// view (zero when none did: the node's first build). The caller holds
+// n.mu.
+func (n *nodeSet) update(nd *node, b *build, full bool, changed map[model.ServiceKey]bool, since time.Time) {
+	names, ok := nd.state.update(b, full, changed)
+	if !ok {
 		return
+	}
+	if !since.IsZero() {
+		n.owe(nd, names, since)
 	}
 	// The server's watches have buffered channels, so this does not
 	// wait for clients.
@@ -248,7 +271,7 @@ func (n *nodeSet) push(p proxyview.Push) {
 	n.pushed, n.cur = snap.Synced(), snap
 	b := newBuild(snap, n.nextVersion, n.log)
 	for _, id := range slices.Sorted(maps.Keys(n.nodes)) {
-		n.update(n.nodes[id], b, full, changed)
+		n.update(n.nodes[id], b, full, changed, p.Since)
 	}
 }
 

@@ -116,10 +116,11 @@ func (b *build) serviceResources(svc *model.Service) *sharedResources {
 // sees. Each resource is compared with the one served: a kind gets a new
 // version (one for the whole update) only when one of its resources was
 // added, changed or removed, and only then is a new snapshot made. It
-// reports whether any kind changed. The first update versions every kind,
+// returns the names of the resources added, changed or removed, by kind,
+// and whether any kind changed. The first update versions every kind,
 // empty or not, so that a client asking for a resource the node does not
 // see is told at once that it does not exist.
-func (ps *proxyState) update(b *build, full bool, changed map[model.ServiceKey]bool) bool {
+func (ps *proxyState) update(b *build, full bool, changed map[model.ServiceKey]bool) (names [numKinds][]string, ok bool) {
 	ps.snap = b.snap
 	var dirty [numKinds]bool
 	version := ""
@@ -132,11 +133,13 @@ func (ps *proxyState) update(b *build, full bool, changed map[model.ServiceKey]b
 		}
 		ps.byKind[k][name] = entry{res: res, version: version}
 		dirty[k] = true
+		names[k] = append(names[k], name)
 	}
 	drop := func(k kind, name string) {
 		if _, ok := ps.byKind[k][name]; ok {
 			delete(ps.byKind[k], name)
 			dirty[k] = true
+			names[k] = append(names[k], name)
 		}
 	}
 
@@ -207,5 +210,5 @@ func (ps *proxyState) update(b *build, full bool, changed map[model.ServiceKey]b
 	if changedAny {
 		ps.served = &next
 	}
-	return changedAny
+	return names, changedAny
 }

@@ -171,12 +171,13 @@ func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) 
 	if err := c.s.nodes.openStream(key, req.GetNode()); err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
+	c.s.nodes.subscribe(key, req.GetTypeUrl(), func(s *kindSubscription) { s.replace(req.GetResourceNames()) })
 	c.request(key, req.GetTypeUrl(), req.GetErrorDetail())
 	return nil
 }
 
-func (c callbacks) OnStreamResponse(_ context.Context, id int64, req *discoveryv3.DiscoveryRequest, _ *discoveryv3.DiscoveryResponse) {
-	c.s.nodes.responded(streamKey{id: id}, req.GetTypeUrl())
+func (c callbacks) OnStreamResponse(_ context.Context, id int64, req *discoveryv3.DiscoveryRequest, resp *discoveryv3.DiscoveryResponse) {
+	c.s.nodes.responded(streamKey{id: id}, req.GetTypeUrl(), len(resp.GetResources()))
 }
 
 func (c callbacks) OnDeltaStreamOpen(_ context.Context, id int64, _ string) error {
@@ -194,12 +195,15 @@ func (c callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscover
 	if err := c.s.nodes.openStream(key, req.GetNode()); err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
+	c.s.nodes.subscribe(key, req.GetTypeUrl(), func(s *kindSubscription) {
+		s.change(req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe())
+	})
 	c.request(key, req.GetTypeUrl(), req.GetErrorDetail())
 	return nil
 }
 
-func (c callbacks) OnStreamDeltaResponse(id int64, req *discoveryv3.DeltaDiscoveryRequest, _ *discoveryv3.DeltaDiscoveryResponse) {
-	c.s.nodes.responded(streamKey{delta: true, id: id}, req.GetTypeUrl())
+func (c callbacks) OnStreamDeltaResponse(id int64, req *discoveryv3.DeltaDiscoveryRequest, resp *discoveryv3.DeltaDiscoveryResponse) {
+	c.s.nodes.responded(streamKey{delta: true, id: id}, req.GetTypeUrl(), len(resp.GetResources()))
 }
 
 // request notes a request's NACK, if it is one.

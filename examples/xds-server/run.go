@@ -141,7 +141,7 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, o s
 	}
 	var workloads *wds.Server
 	if err == nil {
-		workloads, err = wds.New(addrs, wds.Options{Logger: log})
+		workloads, err = wds.New(addrs, wds.Options{Logger: log, Metrics: prom})
 	}
 	var proxies *xds.Server
 	if err == nil {

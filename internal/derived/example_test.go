@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/meshreg/meshreg/internal/derived"
 )
@@ -19,7 +20,7 @@ func Example() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = loop.Run(ctx, func() func() { return func() {} }, func(words []string) (int, bool) {
+		_ = loop.Run(ctx, func() func() { return func() {} }, func(words []string, _ time.Time) (int, bool) {
 			mu.Lock()
 			defer mu.Unlock()
 			count += len(words)

@@ -94,12 +94,13 @@ func (l *Loop[M, C]) Settled() bool { return l.in.Idle() }
 
 // Run calls start (which subscribes the view to its source and returns
 // how to unsubscribe), then, until ctx is done, applies each batch of
-// marks with apply, debounced. When apply reports a change, the
+// marks with apply, debounced, with the time its first mark was
+// recorded. When apply reports a change, the
 // subscribers that have the state before it are told; a new subscriber
 // is told current() instead, the state then. Run returns nil when ctx
 // is done, after unsubscribing; a second call returns an error wrapping
 // registry.ErrAlreadyRunning.
-func (l *Loop[M, C]) Run(ctx context.Context, start func() (stop func()), apply func(M) (C, bool), current func() C) error {
+func (l *Loop[M, C]) Run(ctx context.Context, start func() (stop func()), apply func(M, time.Time) (C, bool), current func() C) error {
 	if !l.running.CompareAndSwap(false, true) {
 		return fmt.Errorf("%s: %w", l.name, registry.ErrAlreadyRunning)
 	}
@@ -134,12 +135,12 @@ func (l *Loop[M, C]) Run(ctx context.Context, start func() (stop func()), apply 
 
 // applyPending applies the pending batch, if there is one, and tells the
 // subscribers. The batch and the change are garbage once it returns.
-func (l *Loop[M, C]) applyPending(apply func(M) (C, bool), current func() C) {
+func (l *Loop[M, C]) applyPending(apply func(M, time.Time) (C, bool), current func() C) {
 	p, ok := l.in.TakeIf(pending[M]{marks: l.newMarks()}, func(p *pending[M]) bool { return p.n > 0 })
 	if !ok {
 		return // woken again for marks an earlier batch took
 	}
-	c, changed := apply(p.marks)
+	c, changed := apply(p.marks, p.first)
 	if changed {
 		l.tell(&c, current)
 	} else {
@@ -152,12 +153,12 @@ func (l *Loop[M, C]) applyPending(apply func(M) (C, bool), current func() C) {
 // without telling the subscribers: it drives a view without Run, in
 // tests and benchmarks of its rules. It must not be called while Run
 // runs.
-func (l *Loop[M, C]) Flush(apply func(M) (C, bool)) {
+func (l *Loop[M, C]) Flush(apply func(M, time.Time) (C, bool)) {
 	p, ok := l.in.TakeIf(pending[M]{marks: l.newMarks()}, func(p *pending[M]) bool { return p.n > 0 })
 	if !ok {
 		return
 	}
-	apply(p.marks)
+	apply(p.marks, p.first)
 	l.in.Done()
 }
 

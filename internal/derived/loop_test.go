@@ -33,7 +33,7 @@ func newCounter(d derived.Debounce) *counter {
 func (c *counter) add(n int) { c.loop.Mark(func(m *[]int) { *m = append(*m, n) }) }
 
 func (c *counter) run(ctx context.Context) error {
-	return c.loop.Run(ctx, func() func() { return func() {} }, func(m []int) (int, bool) {
+	return c.loop.Run(ctx, func() func() { return func() {} }, func(m []int, _ time.Time) (int, bool) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.applied = append(c.applied, m)
@@ -219,7 +219,7 @@ func TestLoopMarkNow(t *testing.T) {
 // Run, and does nothing when none are pending.
 func TestLoopFlush(t *testing.T) {
 	c := newCounter(derived.Debounce{})
-	apply := func(m []int) (int, bool) {
+	apply := func(m []int, _ time.Time) (int, bool) {
 		c.applied = append(c.applied, m)
 		return 0, true
 	}
@@ -232,5 +232,24 @@ func TestLoopFlush(t *testing.T) {
 	c.loop.Flush(apply)
 	if !slices.EqualFunc(c.applied, [][]int{{1, 2}}, slices.Equal) || !c.loop.Settled() {
 		t.Errorf("after Flush: applied %v, settled %v; want [[1 2]], true", c.applied, c.loop.Settled())
+	}
+}
+
+// A batch is applied with the time its first mark was recorded: what a
+// consumer measures the delay of a change from.
+func TestLoopSince(t *testing.T) {
+	c := newCounter(derived.Debounce{})
+	var got time.Time
+	before := time.Now()
+	c.add(1)
+	after := time.Now()
+	time.Sleep(2 * time.Millisecond)
+	c.add(2)
+	c.loop.Flush(func(_ []int, since time.Time) (int, bool) {
+		got = since
+		return 0, true
+	})
+	if got.Before(before) || got.After(after) {
+		t.Errorf("since = %v, want the first mark's time, in [%v, %v]", got, before, after)
 	}
 }

@@ -2,7 +2,7 @@
 // mount it on your own mux, under any prefix, and it answers in JSON
 // what the registry holds now.
 //
-//	mux.Handle("/debug/registry/", http.StripPrefix("/debug/registry", debughttp.New(agg, debughttp.Options{View: view})))
+//	mux.Handle("/debug/registry/", http.StripPrefix("/debug/registry", debughttp.New(agg, debughttp.Options{View: view, XDS: proxies, WDS: workloads})))
 //
 // Paths (GET only):
 //
@@ -17,6 +17,9 @@
 //	                  its visible services with their VIPs; &service=NAMESPACE/HOSTNAME that service's endpoints for it
 //	/sync             whether the registry has synced and, until it has, what it waits for: registries,
 //	                  and their informers that have not listed, by kind and cluster (registry.SyncReporter)
+//	/streams          the open streams of the xDS and WDS servers (with Options.XDS, Options.WDS): per stream
+//	                  its node, client kind and variant, and per type what it subscribes to, the last response
+//	                  sent and acknowledged, the last rejection and when the oldest change owed reached the view
 //
 // Lists are paged: ?limit= (default Options.PageSize, at most
 // Options.MaxPageSize) and ?offset=; a page says the total and the next

@@ -10,6 +10,8 @@ import (
 
 	"github.com/meshreg/meshreg/proxyview"
 	"github.com/meshreg/meshreg/registry"
+	"github.com/meshreg/meshreg/wds"
+	"github.com/meshreg/meshreg/xds"
 )
 
 // Options configure the handler. The zero value is valid.
@@ -17,6 +19,11 @@ type Options struct {
 	// View, when set, serves /proxy: a proxy's view of the registry.
 	// Default: nil, no /proxy.
 	View *proxyview.View
+	// XDS and WDS, when set, serve /streams: the servers' open streams,
+	// with what each was last sent and last acknowledged. Default: nil,
+	// none.
+	XDS *xds.Server
+	WDS *wds.Server
 	// PageSize is a page's length when the request gives no limit.
 	// Default: 100.
 	PageSize int
@@ -69,12 +76,13 @@ func New(reg registry.Discovery, opts Options) http.Handler {
 	h.mux.HandleFunc("GET /gateways", h.gateways)
 	h.mux.HandleFunc("GET /proxy", h.proxy)
 	h.mux.HandleFunc("GET /sync", h.sync)
+	h.mux.HandleFunc("GET /streams", h.streams)
 	return h
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
-var paths = []string{"/dump", "/services", "/endpoints", "/workloads", "/diagnostics", "/gateways", "/proxy", "/sync"}
+var paths = []string{"/dump", "/services", "/endpoints", "/workloads", "/diagnostics", "/gateways", "/proxy", "/sync", "/streams"}
 
 func (h *handler) index(w http.ResponseWriter, _ *http.Request) {
 	h.write(w, map[string][]string{"paths": paths})

@@ -80,6 +80,7 @@ func TestPaths(t *testing.T) {
 		{"/diagnostics?severity=loud", 400, []string{`severity "loud": want Error or Warning`}},
 		{"/gateways", 200, []string{`"192.0.2.1"`, `"total": 1`}},
 		{"/proxy", 404, []string{"without Options.View"}},
+		{"/streams", 404, []string{"no xDS or WDS server given"}},
 		{"/nope", 404, nil},
 	}
 	for _, tt := range tests {

@@ -57,7 +57,8 @@ func TestMetrics(t *testing.T) {
 
 	before := time.Now()
 	reg.AddWorkload(memory.Workload("b", "ns").Address("10.0.0.2").Build())
-	if got := names(c.next()); len(got) != 1 {
+	second := c.next()
+	if got := names(second); len(got) != 1 {
 		t.Fatalf("after a workload was added: %v, want it alone", got)
 	}
 	took := time.Since(before)
@@ -81,6 +82,26 @@ func TestMetrics(t *testing.T) {
 
 	c.send(&discoverygrpc.DeltaDiscoveryRequest{TypeUrl: wds.TypeURL, ResponseNonce: first.GetNonce(), ErrorDetail: &rpcstatus.Status{Message: "no"}})
 	promtest.Eventually(t, prom, 1, "meshreg_xds_nacks_total", addrType...)
+
+	// The stream as Streams shows it: the second response sent and
+	// acknowledged (next acknowledges each), the first rejected after.
+	var st wds.StreamStatus
+	deadline := time.Now().Add(timeout)
+	for {
+		streams := e.srv.Streams()
+		if len(streams) == 1 {
+			st = streams[0]
+		}
+		if st.Acked.Nonce == second.GetNonce() && st.NACK != "" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if st.Node != wildcardRequest().GetNode().GetId() || !st.Wildcard || st.Subscribed != 0 ||
+		st.Sent.Nonce != second.GetNonce() || st.Sent.Version != second.GetSystemVersionInfo() || st.Sent.Resources != 1 ||
+		st.Acked != st.Sent || st.NACK != "no" || !st.Owed.IsZero() {
+		t.Errorf("Streams() = %+v; want the wildcard stream, sent and acknowledged %s, rejected with \"no\", nothing owed", st, second.GetNonce())
+	}
 
 	const authorization = "type.googleapis.com/istio.security.Authorization"
 	c.send(&discoverygrpc.DeltaDiscoveryRequest{TypeUrl: authorization})

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -143,6 +146,60 @@ func (s *Server) remove(st *stream) {
 	s.mu.Lock()
 	delete(s.streams, st)
 	s.mu.Unlock()
+}
+
+// StreamStatus is one open stream as the server knows it.
+type StreamStatus struct {
+	// Node is the ID of the node of the stream's first request.
+	Node string
+	// Opened is when the stream opened.
+	Opened time.Time
+	// Wildcard says the client subscribes to every address; Subscribed
+	// is the number of names it subscribes to besides.
+	Wildcard   bool
+	Subscribed int
+	// Sent is the last Address response sent (its version the index's
+	// generation), Acked the last one the client acknowledged (zero for
+	// none).
+	Sent, Acked Response
+	// NACK is the message of the last rejection; "" for none.
+	NACK string
+	// Owed is when the oldest change recorded for the stream and not
+	// sent yet reached the index; zero for none.
+	Owed time.Time
+}
+
+// Response is one response sent on a stream.
+type Response struct {
+	// Version is the response's system version; Nonce its nonce.
+	Version, Nonce string
+	// Resources is the number of resources it held.
+	Resources int
+	// At is when it was sent.
+	At time.Time
+}
+
+// Streams returns the open streams, by node ID, then by when they
+// opened.
+func (s *Server) Streams() []StreamStatus {
+	s.mu.Lock()
+	streams := slices.Collect(maps.Keys(s.streams))
+	s.mu.Unlock()
+	out := make([]StreamStatus, 0, len(streams))
+	for _, st := range streams {
+		st.mu.Lock()
+		status := st.status
+		status.Owed = st.owed
+		st.mu.Unlock()
+		out = append(out, status)
+	}
+	slices.SortFunc(out, func(a, b StreamStatus) int {
+		if c := strings.Compare(a.Node, b.Node); c != 0 {
+			return c
+		}
+		return a.Opened.Compare(b.Opened)
+	})
+	return out
 }
 
 func (s *Server) nextNonce() string { return strconv.FormatUint(s.nonce.Add(1), 10) }

@@ -29,7 +29,7 @@ type stream struct {
 	log  *slog.Logger
 	wake chan struct{} // capacity 1: a change is waiting
 
-	// mu guards snap, pending and all.
+	// mu guards snap, pending, all, owed and status.
 	mu sync.Mutex
 	// snap is the latest snapshot handed to the stream.
 	snap *address.Snapshot
@@ -40,6 +40,8 @@ type stream struct {
 	// owed is when the oldest change recorded and not sent yet reached
 	// the index; zero for none, or for changes of unknown age.
 	owed time.Time
+	// status is what Streams shows of the stream, but Owed.
+	status StreamStatus
 
 	// The rest is the stream goroutine's own.
 	// client is the client's subscription to Address, from its first
@@ -110,6 +112,7 @@ func (s *Server) serve(gs DeltaStream, first *discoverygrpc.DeltaDiscoveryReques
 		log:      s.log.With("node", first.GetNode().GetId()),
 		wake:     make(chan struct{}, 1),
 		answered: map[string]struct{}{},
+		status:   StreamStatus{Node: first.GetNode().GetId(), Opened: time.Now()},
 	}
 	// Added before it looks at the index, so that no later generation
 	// passes it by.
@@ -184,6 +187,7 @@ func (st *stream) handle(r *discoverygrpc.DeltaDiscoveryRequest) (changed bool, 
 	}
 	if st.client == nil {
 		st.client = newClient(r)
+		st.subscribed()
 		st.log.Debug("wds address subscription", "wildcard", st.client.wildcard, "names", len(st.client.names),
 			"initial_resources", len(r.GetInitialResourceVersions()))
 		return true, nil
@@ -194,14 +198,21 @@ func (st *stream) handle(r *discoverygrpc.DeltaDiscoveryRequest) (changed bool, 
 			// again only when it changes.
 			st.srv.metrics.Nacked(TypeURL)
 			st.log.Warn("wds response rejected", "nonce", n, "code", d.GetCode(), "error", d.GetMessage())
+			st.mu.Lock()
+			st.status.NACK = d.GetMessage()
+			st.mu.Unlock()
 		} else if n == st.nonce {
 			st.log.Debug("wds response acknowledged", "nonce", n)
+			st.mu.Lock()
+			st.status.Acked = st.status.Sent
+			st.mu.Unlock()
 		}
 	}
 	if st.client.subscribe(r.GetResourceNamesSubscribe()) {
 		st.recheck = true
 	}
 	st.client.unsubscribe(r.GetResourceNamesUnsubscribe())
+	st.subscribed()
 	return len(r.GetResourceNamesSubscribe())+len(r.GetResourceNamesUnsubscribe()) > 0, nil
 }
 
@@ -267,8 +278,18 @@ func (st *stream) flush() error {
 	if err := st.gs.Send(resp); err != nil {
 		return err
 	}
+	st.mu.Lock()
+	st.status.Sent = Response{Version: resp.SystemVersionInfo, Nonce: resp.Nonce, Resources: len(resources), At: time.Now()}
+	st.mu.Unlock()
 	st.srv.metrics.Responded(TypeURL, len(resources), owed)
 	return nil
+}
+
+// subscribed records the client's subscription in the stream's status.
+func (st *stream) subscribed() {
+	st.mu.Lock()
+	st.status.Wildcard, st.status.Subscribed = st.client.wildcard, len(st.client.names)
+	st.mu.Unlock()
 }
 
 // forgive drops what the stream is owed when it ends.

@@ -60,7 +60,7 @@ type nodeSet struct {
 	// streamsMu guards streams. It may be taken while mu is held, never
 	// the other way round.
 	streamsMu sync.Mutex
-	streams   map[streamKey]nodeStream
+	streams   map[streamKey]*stream
 }
 
 // node is one connected node.
@@ -74,20 +74,13 @@ type node struct {
 	// responses counts, per kind, the responses sent on its streams.
 	responses [numKinds]atomic.Int64
 
-	// subsMu guards subs, what each of its streams subscribes to.
-	subsMu sync.Mutex
-	subs   map[streamKey]*subscriptions
+	// openMu guards open, its streams.
+	openMu sync.Mutex
+	open   map[streamKey]*stream
 	// changedAt holds, per kind, when the oldest change that a stream
 	// subscribes to and that was not sent yet reached the view, in Unix
 	// nanoseconds; 0 for none.
 	changedAt [numKinds]atomic.Int64
-}
-
-// nodeStream is a registered stream: its node, and the kind of client
-// it was opened by.
-type nodeStream struct {
-	node   *node
-	client Client
 }
 
 // streamKey names a stream: the sotw and delta servers number their
@@ -108,7 +101,7 @@ func newNodeSet(view snapshotSource, log *slog.Logger) *nodeSet {
 		log:     log,
 		epoch:   strconv.FormatInt(time.Now().UnixNano(), 36),
 		nodes:   map[string]*node{},
-		streams: map[streamKey]nodeStream{},
+		streams: map[streamKey]*stream{},
 	}
 }
 
@@ -154,13 +147,17 @@ func (n *nodeSet) openStream(key streamKey, cn *corev3.Node) error {
 	defer n.mu.Unlock()
 	nd := n.nodes[id]
 	if nd == nil {
-		nd = &node{id: id, client: client, subs: map[streamKey]*subscriptions{}}
+		nd = &node{id: id, client: client, open: map[streamKey]*stream{}}
 		n.nodes[id] = nd
 	}
 	nd.streams++
 	n.metrics.streamOpened(client)
+	st := &stream{key: key, node: nd, client: client, opened: time.Now()}
+	nd.openMu.Lock()
+	nd.open[key] = st
+	nd.openMu.Unlock()
 	n.streamsMu.Lock()
-	n.streams[key] = nodeStream{nd, client}
+	n.streams[key] = st
 	n.streamsMu.Unlock()
 	switch {
 	case nd.state == nil:
@@ -185,17 +182,17 @@ func (n *nodeSet) closeStream(key streamKey) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.streamsMu.Lock()
-	ns, ok := n.streams[key]
+	st, ok := n.streams[key]
 	delete(n.streams, key)
 	n.streamsMu.Unlock()
 	if !ok {
 		return // refused, or closed before its first request
 	}
-	n.metrics.streamClosed(ns.client)
-	nd := ns.node
-	nd.subsMu.Lock()
-	delete(nd.subs, key)
-	nd.subsMu.Unlock()
+	n.metrics.streamClosed(st.client)
+	nd := st.node
+	nd.openMu.Lock()
+	delete(nd.open, key)
+	nd.openMu.Unlock()
 	if nd.streams--; nd.streams > 0 {
 		return
 	}
@@ -205,28 +202,25 @@ func (n *nodeSet) closeStream(key streamKey) {
 	n.log.Debug("xds node gone", "node", nd.id)
 }
 
-// responded counts a response of resources resources sent on a stream.
-func (n *nodeSet) responded(key streamKey, typeURL string, resources int) {
-	n.streamsMu.Lock()
-	nd := n.streams[key].node
-	n.streamsMu.Unlock()
-	var since time.Time
-	if k, ok := kindOf(typeURL); ok && nd != nil {
-		nd.responses[k].Add(1)
-		since = n.paid(nd, k)
-	}
-	n.metrics.responded(typeURL, resources, since)
-}
-
-// nodeOf returns the ID of a stream's node; "" for a stream not
+// stream returns a registered stream; nil for one refused or not yet
 // registered.
-func (n *nodeSet) nodeOf(key streamKey) string {
+func (n *nodeSet) stream(key streamKey) *stream {
 	n.streamsMu.Lock()
 	defer n.streamsMu.Unlock()
-	if nd := n.streams[key].node; nd != nil {
-		return nd.id
+	return n.streams[key]
+}
+
+// responded records a response sent on a stream.
+func (n *nodeSet) responded(key streamKey, typeURL string, r Response) {
+	var since time.Time
+	if st := n.stream(key); st != nil {
+		if k, ok := kindOf(typeURL); ok {
+			st.node.responses[k].Add(1)
+			since = n.paid(st.node, k)
+			st.sent(k, r)
+		}
 	}
-	return ""
+	n.metrics.responded(typeURL, r.Resources, since)
 }
 
 // update brings one node to b's snapshot and sets its snapshot in the

@@ -171,13 +171,16 @@ func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) 
 	if err := c.s.nodes.openStream(key, req.GetNode()); err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
-	c.s.nodes.subscribe(key, req.GetTypeUrl(), func(s *kindSubscription) { s.replace(req.GetResourceNames()) })
-	c.request(key, req.GetTypeUrl(), req.GetErrorDetail())
+	c.request(key, req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), func(s *kindSubscription) {
+		s.replace(req.GetResourceNames())
+	})
 	return nil
 }
 
 func (c callbacks) OnStreamResponse(_ context.Context, id int64, req *discoveryv3.DiscoveryRequest, resp *discoveryv3.DiscoveryResponse) {
-	c.s.nodes.responded(streamKey{id: id}, req.GetTypeUrl(), len(resp.GetResources()))
+	c.s.nodes.responded(streamKey{id: id}, req.GetTypeUrl(), Response{
+		Version: resp.GetVersionInfo(), Nonce: resp.GetNonce(), Resources: len(resp.GetResources()), At: time.Now(),
+	})
 }
 
 func (c callbacks) OnDeltaStreamOpen(_ context.Context, id int64, _ string) error {
@@ -195,22 +198,30 @@ func (c callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscover
 	if err := c.s.nodes.openStream(key, req.GetNode()); err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
-	c.s.nodes.subscribe(key, req.GetTypeUrl(), func(s *kindSubscription) {
+	c.request(key, req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), func(s *kindSubscription) {
 		s.change(req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe())
 	})
-	c.request(key, req.GetTypeUrl(), req.GetErrorDetail())
 	return nil
 }
 
 func (c callbacks) OnStreamDeltaResponse(id int64, req *discoveryv3.DeltaDiscoveryRequest, resp *discoveryv3.DeltaDiscoveryResponse) {
-	c.s.nodes.responded(streamKey{delta: true, id: id}, req.GetTypeUrl(), len(resp.GetResources()))
+	c.s.nodes.responded(streamKey{delta: true, id: id}, req.GetTypeUrl(), Response{
+		Version: resp.GetSystemVersionInfo(), Nonce: resp.GetNonce(), Resources: len(resp.GetResources()), At: time.Now(),
+	})
 }
 
-// request notes a request's NACK, if it is one.
-func (c callbacks) request(key streamKey, typeURL string, nack *rpcstatus.Status) {
-	if nack == nil {
+// request records a registered stream's request: what it subscribes
+// to, and what it says of the response it names; a NACK is counted and
+// logged.
+func (c callbacks) request(key streamKey, typeURL, nonce string, nack *rpcstatus.Status, record func(*kindSubscription)) {
+	st := c.s.nodes.stream(key)
+	k, ok := kindOf(typeURL)
+	if st == nil || !ok {
 		return
 	}
-	c.s.metrics.nacked(typeURL)
-	c.s.log.Warn("xds resources rejected", "node", c.s.nodes.nodeOf(key), "type", typeURL, "reason", nack.GetMessage())
+	st.request(k, nonce, nack, record)
+	if nack != nil {
+		c.s.metrics.nacked(typeURL)
+		c.s.log.Warn("xds resources rejected", "node", st.node.id, "type", typeURL, "reason", nack.GetMessage())
+	}
 }

@@ -188,6 +188,19 @@ func TestServeStateOfTheWorld(t *testing.T) {
 	if !ok || st.Streams != 1 || st.Proxy.Namespace != "default" {
 		t.Errorf("Node(sotw) = %+v, %v; want one stream, namespace default", st, ok)
 	}
+	// The stream was sent the change; its client acknowledged the
+	// response before it.
+	streams := s.nodes.Streams()
+	if len(streams) != 1 || streams[0].Node != "sotw" || streams[0].Delta || len(streams[0].Types) != 1 {
+		t.Fatalf("Streams() = %+v, want the one state-of-the-world stream, of one type", streams)
+	}
+	eds := streams[0].Types[0]
+	if eds.TypeURL != resourcev3.EndpointType || eds.Wildcard || eds.Subscribed != 1 ||
+		eds.Sent.Version != next.GetVersionInfo() || eds.Sent.Nonce != next.GetNonce() || eds.Sent.Resources != 1 ||
+		eds.Acked.Version != resp.GetVersionInfo() || eds.NACK != "" || !eds.Owed.IsZero() {
+		t.Errorf("the stream's load assignments: %+v; want sent %s (nonce %s), acknowledged %s, one name, nothing owed",
+			eds, next.GetVersionInfo(), next.GetNonce(), resp.GetVersionInfo())
+	}
 	if err := stream.CloseSend(); err != nil {
 		t.Fatal(err)
 	}

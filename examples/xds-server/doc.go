@@ -74,7 +74,8 @@
 // Both servers listen on loopback unless told otherwise: neither
 // authenticates its clients. The debug server answers /debug/registry/
 // (the library's debughttp pages: dump, services, endpoints, workloads,
-// diagnostics, gateways, proxy; JSON, paged),
+// diagnostics, gateways, proxy, sync, streams: every EDS and WDS stream with
+// what it was last sent and acknowledged; JSON, paged),
 // /debug/proxy?node=ID (one connected node's view: its proxy, the
 // services it sees with their VIPs and its endpoints of each port, and
 // what it was served), /healthz, /readyz (200 once the registry and the

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/meshreg/meshreg/address"
+	"github.com/meshreg/meshreg/debughttp"
 	"github.com/meshreg/meshreg/examples/xds-server/internal/debug"
 	"github.com/meshreg/meshreg/proxyview"
 	"github.com/meshreg/meshreg/registry"
@@ -181,7 +182,7 @@ func serve(ctx context.Context, reg Registry, xdsLis, debugLis net.Listener, o s
 		return serveGRPC(ctx, gs, xdsLis, log)
 	})
 	start("debug server", func(ctx context.Context) error {
-		h := debug.NewHandler(ready{reg, view, addrs}, view, debugNodes{proxies}, prom, log)
+		h := debug.NewHandler(ready{reg, view, addrs}, debughttp.Options{View: view, XDS: proxies, WDS: workloads}, debugNodes{proxies}, prom, log)
 		return debug.Serve(ctx, debugLis, h, shutdownGrace, log)
 	})
 	wg.Wait()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/meshreg/meshreg/debughttp"
 	"github.com/meshreg/meshreg/examples/xds-server/internal/debug"
 	"github.com/meshreg/meshreg/registry/memory"
 )
@@ -23,7 +24,7 @@ func ExampleNewHandler() {
 	reg.AddService(svc)
 	reg.SetEndpoints(svc.Key(), memory.Endpoint("10.1.0.1", 80).Port("http").Build())
 
-	h := debug.NewHandler(reg, nil, nil, prom, nil)
+	h := debug.NewHandler(reg, debughttp.Options{}, nil, prom, nil)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	for _, line := range strings.Split(rec.Body.String(), "\n") {

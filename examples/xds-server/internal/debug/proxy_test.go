@@ -82,7 +82,7 @@ func TestProxyPage(t *testing.T) {
 		},
 		Types: []debug.NodeType{{TypeURL: "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment", Version: "v7", Resources: 1, Versions: 2, Responses: 2}},
 	}}
-	h := debug.NewHandler(reg, nil, nodes, nil, nil)
+	h := debug.NewHandler(reg, debughttp.Options{}, nodes, nil, nil)
 
 	code, body := get(t, h, "/debug/proxy?node=client-a")
 	var page debug.ProxyPage
@@ -118,7 +118,7 @@ func TestProxyPage(t *testing.T) {
 	if code != http.StatusNotFound || !strings.Contains(body, `node "nobody" is not connected`) {
 		t.Errorf("/debug/proxy?node=nobody = %d %q; want 404 saying the node is not connected", code, body)
 	}
-	if code, _ := get(t, debug.NewHandler(reg, nil, nil, nil, nil), "/debug/proxy?node=client-a"); code != http.StatusNotFound {
+	if code, _ := get(t, debug.NewHandler(reg, debughttp.Options{}, nil, nil, nil), "/debug/proxy?node=client-a"); code != http.StatusNotFound {
 		t.Errorf("/debug/proxy without an xDS server = %d, want 404", code)
 	}
 }

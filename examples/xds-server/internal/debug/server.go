@@ -15,24 +15,27 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/meshreg/meshreg/debughttp"
-	"github.com/meshreg/meshreg/proxyview"
 	"github.com/meshreg/meshreg/registry"
 )
 
-// NewHandler returns the debug server's handler over src, its proxy
-// view (nil for none), the xDS server's nodes (nil for none) and prom,
+// NewHandler returns the debug server's handler over src, the
+// library's pages (debughttp.Options: the proxy view, the xDS and WDS
+// servers), the xDS server's nodes (nil for none) and prom,
 // the Prometheus registry /metrics serves (nil for a new, empty one; see
 // the package doc for its paths). The registry's pages are the library's
 // debughttp handler, under /debug/registry/.
-func NewHandler(src registry.Reader, view *proxyview.View, nodes Nodes, prom *prometheus.Registry, log *slog.Logger) http.Handler {
+func NewHandler(src registry.Reader, pages debughttp.Options, nodes Nodes, prom *prometheus.Registry, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if pages.Logger == nil {
+		pages.Logger = log
 	}
 	if prom == nil {
 		prom = prometheus.NewRegistry()
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/debug/registry/", http.StripPrefix("/debug/registry", debughttp.New(src, debughttp.Options{View: view, Logger: log})))
+	mux.Handle("/debug/registry/", http.StripPrefix("/debug/registry", debughttp.New(src, pages)))
 	mux.HandleFunc("GET /debug/proxy", serveProxy(nodes, log))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")

@@ -48,7 +48,7 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 // /debug/registry/; the probes and 404s are the server's.
 func TestDebugPages(t *testing.T) {
 	reg := fixture()
-	h := debug.NewHandler(reg, nil, nil, nil, nil)
+	h := debug.NewHandler(reg, debughttp.Options{}, nil, nil, nil)
 
 	code, body := get(t, h, "/debug/registry/services")
 	var svcs debughttp.Page[debughttp.ServiceSummary]
@@ -87,7 +87,7 @@ func TestDebugPages(t *testing.T) {
 
 func TestReadyzFollowsSync(t *testing.T) {
 	reg := fixture()
-	h := debug.NewHandler(reg, nil, nil, nil, nil)
+	h := debug.NewHandler(reg, debughttp.Options{}, nil, nil, nil)
 	if code, _ := get(t, h, "/readyz"); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz before sync = %d, want 503", code)
 	}
@@ -121,7 +121,7 @@ func TestMetrics(t *testing.T) {
 	reg.AddService(echo)
 	reg.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.1", 9000).Port("grpc").Build(), memory.Endpoint("10.0.0.2", 9000).Port("grpc").Build())
 	reg.AddDiagnostic(model.Diagnostic{Severity: model.Warning, Kind: "EndpointSlice", Namespace: "default", Name: "echo-abc", Message: "odd"})
-	_, body := get(t, debug.NewHandler(reg, nil, nil, prom, nil), "/metrics")
+	_, body := get(t, debug.NewHandler(reg, debughttp.Options{}, nil, prom, nil), "/metrics")
 	for _, want := range []string{
 		`meshreg_services{cluster="cluster-1",registry="Kubernetes"} 1`,
 		`meshreg_endpoints{cluster="cluster-1",registry="Kubernetes"} 2`,
@@ -148,7 +148,7 @@ func TestServeStopsOnContext(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		serveErr = debug.Serve(ctx, lis, debug.NewHandler(reg, nil, nil, nil, nil), time.Second, nil)
+		serveErr = debug.Serve(ctx, lis, debug.NewHandler(reg, debughttp.Options{}, nil, nil, nil), time.Second, nil)
 	}()
 	resp, err := http.Get("http://" + lis.Addr().String() + "/healthz")
 	if err != nil {

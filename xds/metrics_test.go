@@ -80,12 +80,13 @@ func TestMetrics(t *testing.T) {
 	changes := value("meshreg_xds_push_changes_total")
 	durations := value("meshreg_xds_push_duration_seconds")
 	s.reg.SetEndpoints(other.Key(), memory.Endpoint("10.0.1.2", 9000).Port("grpc").Build())
-	promtest.Eventually(t, prom, pushes+1, "meshreg_xds_pushes_total")
+	// The push's duration is recorded last.
+	promtest.Eventually(t, prom, durations+1, "meshreg_xds_push_duration_seconds")
+	if got := value("meshreg_xds_pushes_total"); got != pushes+1 {
+		t.Errorf("pushes = %v after a change, want %v", got, pushes+1)
+	}
 	if got := value("meshreg_xds_push_changes_total"); got <= changes {
 		t.Errorf("push changes = %v after a change, was %v", got, changes)
-	}
-	if got := value("meshreg_xds_push_duration_seconds"); got != durations+1 {
-		t.Errorf("push durations observed = %v after a push, want %v", got, durations+1)
 	}
 	if got := value("meshreg_xds_pending", grpcClient...); got != 0 {
 		t.Errorf("pending after a change the client does not subscribe to = %v, want 0", got)
@@ -95,7 +96,7 @@ func TestMetrics(t *testing.T) {
 	// the last response (a state-of-the-world stream is sent nothing
 	// until it does): owed.
 	s.reg.SetEndpoints(echo.Key(), memory.Endpoint("10.0.0.2", 9000).Port("grpc").Build())
-	promtest.Eventually(t, prom, pushes+2, "meshreg_xds_pushes_total")
+	promtest.Eventually(t, prom, durations+2, "meshreg_xds_push_duration_seconds")
 	if got := value("meshreg_xds_pending", grpcClient...); got != 1 {
 		t.Errorf("pending with a change held back = %v, want 1", got)
 	}

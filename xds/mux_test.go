@@ -75,6 +75,10 @@ func TestOneServiceWithWDS(t *testing.T) {
 		wg.Wait()
 	}()
 
+	// Clients connect once the view and index have the registry.
+	for !view.HasSynced() || !idx.HasSynced() {
+		time.Sleep(time.Millisecond)
+	}
 	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

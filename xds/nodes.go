@@ -56,6 +56,9 @@ type nodeSet struct {
 	nodes  map[string]*node
 	cur    *proxyview.Snapshot
 	pushed bool
+	// caches hold what nodes share: resources of the service alone, and
+	// load assignments.
+	caches caches
 
 	// streamsMu guards streams. It may be taken while mu is held, never
 	// the other way round.
@@ -101,6 +104,7 @@ func newNodeSet(view snapshotSource, log *slog.Logger) *nodeSet {
 		log:     log,
 		epoch:   strconv.FormatInt(time.Now().UnixNano(), 36),
 		nodes:   map[string]*node{},
+		caches:  newCaches(),
 		streams: map[streamKey]*stream{},
 	}
 }
@@ -118,7 +122,9 @@ func (n *nodeSet) nextVersion() string {
 func (n *nodeSet) snapshot() *proxyview.Snapshot {
 	if !n.pushed {
 		if s := n.view.Snapshot(); n.cur == nil || s.Generation() > n.cur.Generation() {
+			// Anything may have changed since: nothing cached holds.
 			n.cur = s
+			n.caches.forget(nil, true)
 		}
 	}
 	return n.cur
@@ -170,7 +176,7 @@ func (n *nodeSet) openStream(key streamKey, cn *corev3.Node) error {
 	default:
 		return nil // registered by another stream
 	}
-	n.update(nd, newBuild(n.snapshot(), n.nextVersion, n.log), true, nil, time.Time{})
+	n.update(nd, newBuild(n.snapshot(), n.caches, n.nextVersion, n.log), true, nil, time.Time{})
 	n.log.Debug("xds node registered", "node", id, "namespace", proxy.Namespace,
 		"cluster", string(proxy.Cluster), "network", string(proxy.Network))
 	return nil
@@ -263,7 +269,11 @@ func (n *nodeSet) push(p proxyview.Push) {
 		snap = n.cur
 	}
 	n.pushed, n.cur = snap.Synced(), snap
-	b := newBuild(snap, n.nextVersion, n.log)
+	// What the nodes share of the services changed, and of every
+	// service on a full push, is translated again on first use; that of
+	// a service deleted is dropped.
+	n.caches.forget(changed, full)
+	b := newBuild(snap, n.caches, n.nextVersion, n.log)
 	for _, id := range slices.Sorted(maps.Keys(n.nodes)) {
 		n.update(n.nodes[id], b, full, changed, p.Since)
 	}
@@ -306,7 +316,7 @@ func (n *nodeSet) Node(id string) (NodeStatus, bool) {
 	for k, url := range typeURLs {
 		ks := nd.state.served.kinds[k]
 		st.Types = append(st.Types, TypeStatus{
-			TypeURL: url, Version: ks.version, Resources: len(ks.items),
+			TypeURL: url, Version: ks.version, Resources: len(ks.raw),
 			Versions: nd.state.updates[k], Responses: nd.responses[k].Load(),
 		})
 	}
@@ -331,7 +341,7 @@ func (n *nodeSet) Counts() (nodes int, resources map[string]int) {
 	}
 	for _, nd := range n.nodes {
 		for k, url := range typeURLs {
-			resources[url] += len(nd.state.served.kinds[k].items)
+			resources[url] += len(nd.state.served.kinds[k].raw)
 		}
 	}
 	return len(n.nodes), resources

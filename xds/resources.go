@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"slices"
 
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"google.golang.org/protobuf/proto"
 
@@ -60,18 +61,103 @@ const serviceKinds = endpoints
 // kind and name.
 type sharedResources [serviceKinds]map[string]types.Resource
 
+// sharedCache holds the resources that depend on the service alone
+// (listeners, routes, clusters), translated once for all nodes and kept
+// across builds, per service key with the service value they were
+// translated from (a changed service is a new value).
+type sharedCache map[model.ServiceKey]sharedEntry
+
+type sharedEntry struct {
+	svc *model.Service
+	res *sharedResources
+}
+
+// claCache holds load assignments, kept across builds, shared by the
+// nodes whose endpoints of a service are the same
+// (proxyview.Snapshot.EndpointsKey), with the service value they were
+// built from. Entries of a service whose endpoints changed are dropped
+// before a build uses the cache.
+type claCache map[claKey]claEntry
+
+type claKey struct {
+	service model.ServiceKey
+	port    uint32
+	client  Client
+	proxy   proxyview.EndpointsKey
+}
+
+type claEntry struct {
+	svc *model.Service
+	cla *endpointv3.ClusterLoadAssignment
+}
+
+// caches are what builds share: the resources of the service alone, and
+// the load assignments.
+type caches struct {
+	shared sharedCache
+	clas   claCache
+}
+
+func newCaches() caches { return caches{shared: sharedCache{}, clas: claCache{}} }
+
+// forget drops what the caches hold of the services keys; of every
+// service with all.
+func (c caches) forget(keys map[model.ServiceKey]bool, all bool) {
+	if all {
+		clear(c.shared)
+		clear(c.clas)
+		return
+	}
+	for k := range keys {
+		delete(c.shared, k)
+	}
+	for k := range c.clas {
+		if keys[k.service] {
+			delete(c.clas, k)
+		}
+	}
+}
+
 // build is one round of updates: the snapshot every node is brought to,
-// and the resources that depend on the service alone (listeners, routes,
-// clusters), translated once for all nodes.
+// and the cache of the resources that depend on the service alone.
 type build struct {
 	snap    *proxyview.Snapshot
 	log     *slog.Logger
 	version func() string // a new version, never given before
-	shared  map[*model.Service]*sharedResources
+	caches
+	// equal holds the answers of same.
+	equal map[[2]types.Resource]bool
 }
 
-func newBuild(snap *proxyview.Snapshot, version func() string, log *slog.Logger) *build {
-	return &build{snap: snap, log: log, version: version, shared: map[*model.Service]*sharedResources{}}
+func newBuild(snap *proxyview.Snapshot, c caches, version func() string, log *slog.Logger) *build {
+	return &build{snap: snap, log: log, version: version, caches: c, equal: map[[2]types.Resource]bool{}}
+}
+
+// same reports whether two resources are equal. Nodes share resources,
+// so the answer for a pair is kept for the build's other nodes.
+func (b *build) same(a, c types.Resource) bool {
+	if a == c {
+		return true
+	}
+	k := [2]types.Resource{a, c}
+	eq, ok := b.equal[k]
+	if !ok {
+		eq = proto.Equal(a, c)
+		b.equal[k] = eq
+	}
+	return eq
+}
+
+// loadAssignment returns the load assignment of a port of svc for a
+// node, from the cache when a node of the same endpoints has had it.
+func (b *build) loadAssignment(svc *model.Service, p model.Port, proxy *proxyview.Proxy, c Client) *endpointv3.ClusterLoadAssignment {
+	k := claKey{service: svc.Key(), port: p.Port, client: c, proxy: b.snap.EndpointsKey(proxy, svc)}
+	if e, ok := b.clas[k]; ok && e.svc == svc {
+		return e.cla
+	}
+	cla := LoadAssignment(svc.Hostname, p.Port, b.snap.Endpoints(proxy, svc.Key(), p.Name), c)
+	b.clas[k] = claEntry{svc: svc, cla: cla}
+	return cla
 }
 
 // serviceResources returns the listeners, routes and clusters of every
@@ -79,8 +165,8 @@ func newBuild(snap *proxyview.Snapshot, version func() string, log *slog.Logger)
 // host gets clusters alone, since no client dials it by name. A resource
 // that fails to translate is logged and left out.
 func (b *build) serviceResources(svc *model.Service) *sharedResources {
-	if r, ok := b.shared[svc]; ok {
-		return r
+	if e, ok := b.shared[svc.Key()]; ok && e.svc == svc {
+		return e.res
 	}
 	r := &sharedResources{}
 	for k := range r {
@@ -105,7 +191,7 @@ func (b *build) serviceResources(svc *model.Service) *sharedResources {
 			r[clusters][c.Name] = c
 		}
 	}
-	b.shared[svc] = r
+	b.shared[svc.Key()] = sharedEntry{svc: svc, res: r}
 	return r
 }
 
@@ -125,7 +211,7 @@ func (ps *proxyState) update(b *build, full bool, changed map[model.ServiceKey]b
 	var dirty [numKinds]bool
 	version := ""
 	set := func(k kind, name string, res types.Resource) {
-		if old, ok := ps.byKind[k][name]; ok && proto.Equal(old.res, res) {
+		if old, ok := ps.byKind[k][name]; ok && b.same(old.res, res) {
 			return
 		}
 		if version == "" {
@@ -165,7 +251,7 @@ func (ps *proxyState) update(b *build, full bool, changed map[model.ServiceKey]b
 			if !PortServed(p) {
 				continue
 			}
-			cla := LoadAssignment(svc.Hostname, p.Port, b.snap.Endpoints(&ps.proxy, svc.Key(), p.Name), ps.client)
+			cla := b.loadAssignment(svc, p, &ps.proxy, ps.client)
 			set(endpoints, cla.ClusterName, cla)
 			next.names[endpoints] = append(next.names[endpoints], cla.ClusterName)
 		}

@@ -1,6 +1,8 @@
 package xds
 
 import (
+	"sync"
+
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -49,9 +51,11 @@ type nodeSnapshot struct {
 
 type kindSnapshot struct {
 	version  string
-	items    map[string]types.ResourceWithTTL
 	raw      map[string]types.Resource
 	versions map[string]string
+	// items are raw with their TTLs, which only state-of-the-world
+	// responses read: made on first use.
+	items func() map[string]types.ResourceWithTTL
 }
 
 var _ cachev3.ResourceSnapshot = (*nodeSnapshot)(nil)
@@ -59,15 +63,21 @@ var _ cachev3.ResourceSnapshot = (*nodeSnapshot)(nil)
 func newKindSnapshot(version string, entries map[string]entry) kindSnapshot {
 	ks := kindSnapshot{
 		version:  version,
-		items:    make(map[string]types.ResourceWithTTL, len(entries)),
 		raw:      make(map[string]types.Resource, len(entries)),
 		versions: make(map[string]string, len(entries)),
 	}
 	for name, e := range entries {
-		ks.items[name] = types.ResourceWithTTL{Resource: e.res}
 		ks.raw[name] = e.res
 		ks.versions[name] = e.version
 	}
+	raw := ks.raw
+	ks.items = sync.OnceValue(func() map[string]types.ResourceWithTTL {
+		items := make(map[string]types.ResourceWithTTL, len(raw))
+		for name, r := range raw {
+			items[name] = types.ResourceWithTTL{Resource: r}
+		}
+		return items
+	})
 	return ks
 }
 
@@ -84,7 +94,10 @@ func (s *nodeSnapshot) GetVersion(typeURL string) string { return s.kind(typeURL
 // GetResourcesAndTTL returns the resources of a type, by name; they never
 // have a TTL. The map is shared and must not be modified.
 func (s *nodeSnapshot) GetResourcesAndTTL(typeURL string) map[string]types.ResourceWithTTL {
-	return s.kind(typeURL).items
+	if k := s.kind(typeURL); k.items != nil {
+		return k.items()
+	}
+	return nil
 }
 
 // GetResources returns the resources of a type, by name. The map is

@@ -1,8 +1,10 @@
 package fanout_test
 
 import (
+	"bytes"
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,6 +65,20 @@ func TestRun(t *testing.T) {
 	t.Logf("report: %+v", *rep)
 	if rep.HeapIdle == 0 {
 		t.Error("no idle heap measured")
+	}
+	// The table and the plot of a report beside itself.
+	var table, plot bytes.Buffer
+	if err := fanout.Table(&table, []*fanout.Report{rep}, []*fanout.Report{rep}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "| endpoint: sidecars p99 (ms) |") || !strings.Contains(table.String(), "| 1.00x |") {
+		t.Errorf("table of a report beside itself:\n%s", table.String())
+	}
+	if err := fanout.Plot(&plot, [][]fanout.Series{{{System: "meshreg", Reports: []*fanout.Report{rep}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(plot.String(), "<rect"); n != len(rep.Changes) {
+		t.Errorf("plot of one report: %d bars, want one per change (%d)", n, len(rep.Changes))
 	}
 	if _, err := fanout.Run(ctx, fanout.Options{}); err != fanout.ErrNoProxies {
 		t.Errorf("Run without proxies = %v, want ErrNoProxies", err)

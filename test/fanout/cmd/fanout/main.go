@@ -4,12 +4,14 @@
 //	fanout run [world flags] [-xds-addr 127.0.0.1:15010] [-control http://127.0.0.1:15014]
 //	           [-sidecars 1000] [-ztunnels 20] [-burst 100] [-timeout 10m] [-v]
 //	fanout table MESHREG.json... -- ISTIO.json...
+//	fanout plot DIR... > plot.svg
 //
 // world prints the world's objects as YAML, for a server's -world; run,
 // given the same world flags, connects the proxies to a server started
 // on that world, applies the changes and prints the Report as JSON;
 // table prints the medians of reports of the two systems and their
-// ratios, as Markdown.
+// ratios, as Markdown; plot draws the sidecars' p99 of the reports in
+// each DIR (meshreg-*.json and istio-*.json, as run.sh writes them).
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -40,8 +43,10 @@ func main() {
 		err = run(os.Args[2:])
 	case "table":
 		err = table(os.Args[2:])
+	case "plot":
+		err = plot(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: want world, run or table", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want world, run, table or plot", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fanout:", err)
@@ -97,31 +102,52 @@ func run(args []string) error {
 	return enc.Encode(rep)
 }
 
+func readReports(paths []string) ([]*fanout.Report, error) {
+	var out []*fanout.Report
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var r fanout.Report
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		out = append(out, &r)
+	}
+	return out, nil
+}
+
+func plot(dirs []string) error {
+	var groups [][]fanout.Series
+	for _, d := range dirs {
+		var g []fanout.Series
+		for _, sys := range []struct{ name, glob string }{{"meshreg", "meshreg-*.json"}, {"Istio", "istio-*.json"}} {
+			paths, err := filepath.Glob(filepath.Join(d, sys.glob))
+			if err != nil {
+				return err
+			}
+			rs, err := readReports(paths)
+			if err != nil {
+				return err
+			}
+			g = append(g, fanout.Series{System: sys.name, Reports: rs})
+		}
+		groups = append(groups, g)
+	}
+	return fanout.Plot(os.Stdout, groups)
+}
+
 func table(args []string) error {
 	i := slices.Index(args, "--")
 	if i < 0 {
 		return fmt.Errorf("table: want MESHREG.json... -- ISTIO.json...")
 	}
-	read := func(paths []string) ([]*fanout.Report, error) {
-		var out []*fanout.Report
-		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return nil, err
-			}
-			var r fanout.Report
-			if err := json.Unmarshal(b, &r); err != nil {
-				return nil, fmt.Errorf("%s: %w", p, err)
-			}
-			out = append(out, &r)
-		}
-		return out, nil
-	}
-	ours, err := read(args[:i])
+	ours, err := readReports(args[:i])
 	if err != nil {
 		return err
 	}
-	theirs, err := read(args[i+1:])
+	theirs, err := readReports(args[i+1:])
 	if err != nil {
 		return err
 	}

@@ -54,4 +54,11 @@
 // The server never blocks the index: each change is recorded with every
 // stream and each stream's goroutine sends its own responses. It is safe
 // for concurrent use.
+//
+// Observability: Options.Metrics registers the meshreg_xds_* series the
+// server shares with package xds's (client "ztunnel"; docs/OPERATING.md
+// lists them), among them the time from a change reaching the index to
+// the response that carries it; Streams lists each open stream with
+// what it was last sent and acknowledged, as debughttp's /streams shows
+// it.
 package wds

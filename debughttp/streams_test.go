@@ -3,21 +3,16 @@ package debughttp_test
 import (
 	"context"
 	"encoding/json"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/meshreg/meshreg/address"
 	"github.com/meshreg/meshreg/debughttp"
-	"github.com/meshreg/meshreg/proxyview"
+	"github.com/meshreg/meshreg/test/servetest"
 	"github.com/meshreg/meshreg/wds"
 	"github.com/meshreg/meshreg/xds"
 )
@@ -27,41 +22,17 @@ import (
 // acknowledged.
 func TestStreams(t *testing.T) {
 	reg := fixture()
-	view, err := proxyview.New(reg, proxyview.Options{})
+	st, err := servetest.Start(reg, xds.Options{}, wds.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx, err := address.New(reg, address.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxies, err := xds.New(view, xds.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	workloads, err := wds.New(idx, wds.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	wds.Mux{WDS: workloads, Other: proxies}.Register(gs)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for _, run := range []func(context.Context) error{reg.Run, view.Run, idx.Run, proxies.Run, workloads.Run} {
-		wg.Go(func() { _ = run(ctx) })
-	}
-	wg.Go(func() { _ = gs.Serve(lis) })
-	defer func() { cancel(); gs.GracefulStop(); wg.Wait() }()
-	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	ads := discoveryv3.NewAggregatedDiscoveryServiceClient(cc)
+	defer func() {
+		if err := st.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	proxies, workloads, ads := st.XDS, st.WDS, st.ADS
+	ctx := context.Background()
 	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
 	defer scancel()
 

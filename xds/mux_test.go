@@ -2,20 +2,15 @@ package xds_test
 
 import (
 	"context"
-	"net"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/meshreg/meshreg/address"
-	"github.com/meshreg/meshreg/proxyview"
 	"github.com/meshreg/meshreg/registry/memory"
+	"github.com/meshreg/meshreg/test/servetest"
 	"github.com/meshreg/meshreg/wds"
 	"github.com/meshreg/meshreg/xds"
 )
@@ -33,58 +28,17 @@ func TestOneServiceWithWDS(t *testing.T) {
 	reg.AddService(echo)
 	reg.AddWorkload(memory.Workload("echo-1", "default").Address("10.1.0.1").Labels(map[string]string{"app": "echo"}).Build())
 	reg.SetEndpoints(echo.Key(), memory.Endpoint("10.1.0.1", 9000).Port("grpc").Build())
-	view, err := proxyview.New(reg, proxyview.Options{})
+	st, err := servetest.Start(reg, xds.Options{}, wds.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx, err := address.New(reg, address.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxies, err := xds.New(view, xds.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	workloads, err := wds.New(idx, wds.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	wds.Mux{WDS: workloads, Other: proxies}.Register(gs)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for _, run := range []func(context.Context) error{reg.Run, view.Run, idx.Run, proxies.Run, workloads.Run} {
-		wg.Go(func() {
-			if err := run(ctx); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Go(func() {
-		if err := gs.Serve(lis); err != nil {
+	defer func() {
+		if err := st.Stop(); err != nil {
 			t.Error(err)
 		}
-	})
-	defer func() {
-		cancel()
-		gs.GracefulStop()
-		wg.Wait()
 	}()
-
-	// Clients connect once the view and index have the registry.
-	for !view.HasSynced() || !idx.HasSynced() {
-		time.Sleep(time.Millisecond)
-	}
-	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	ads := discoveryv3.NewAggregatedDiscoveryServiceClient(cc)
+	ads := st.ADS
+	ctx := context.Background()
 	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
 	defer scancel()
 

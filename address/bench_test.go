@@ -2,6 +2,7 @@ package address_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"runtime"
 	"slices"
@@ -136,6 +137,37 @@ func BenchmarkPodChange(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkServiceChange adds a port to one Service per operation (a
+// different one each time) and waits for the index's generation that
+// holds it: the Service and the workloads it selects.
+func BenchmarkServiceChange(b *testing.B) {
+	reg := benchSource(b, "large")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = reg.Run(ctx) }()
+	idx, stop := runIndex(b, reg)
+	defer stop()
+	changed := make(chan address.Change, 1)
+	defer idx.Subscribe(func(c address.Change) {
+		if !c.Initial {
+			changed <- c
+		}
+	})()
+	svcs := reg.Services()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		svc := *svcs[i%len(svcs)]
+		svc.Ports = append(slices.Clone(svc.Ports), model.Port{Name: fmt.Sprintf("extra-%d", i), Port: uint32(30000 + i%20000), Protocol: model.TCP})
+		i++
+		reg.AddService(&svc)
+		c := <-changed
+		if len(c.Events) == 0 {
+			b.Fatalf("no events for a Service's new port")
+		}
 	}
 }
 

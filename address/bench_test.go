@@ -103,24 +103,33 @@ func BenchmarkIndexInitial(b *testing.B) {
 	}
 }
 
+// changing runs a preset's registry and the index over it until the
+// benchmark ends, and returns the registry and the index's changes after
+// its initial state.
+func changing(b *testing.B, preset string) (*memory.Registry, <-chan address.Change) {
+	b.Helper()
+	reg := benchSource(b, preset)
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	go func() { _ = reg.Run(ctx) }()
+	idx, stop := runIndex(b, reg)
+	b.Cleanup(stop)
+	changed := make(chan address.Change, 1)
+	b.Cleanup(idx.Subscribe(func(c address.Change) {
+		if !c.Initial {
+			changed <- c
+		}
+	}))
+	return reg, changed
+}
+
 // BenchmarkPodChange flips one pod's readiness per operation and waits for
 // the index's generation that holds it: the cost of one pod change
 // through the index, snapshot included.
 func BenchmarkPodChange(b *testing.B) {
 	for _, preset := range []string{"medium", "large"} {
 		b.Run(preset, func(b *testing.B) {
-			reg := benchSource(b, preset)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go func() { _ = reg.Run(ctx) }()
-			idx, stop := runIndex(b, reg)
-			defer stop()
-			changed := make(chan address.Change, 1)
-			defer idx.Subscribe(func(c address.Change) {
-				if !c.Initial {
-					changed <- c
-				}
-			})()
+			reg, changed := changing(b, preset)
 			ws := reg.Workloads()
 			b.ReportAllocs()
 			i := 0
@@ -144,18 +153,7 @@ func BenchmarkPodChange(b *testing.B) {
 // different one each time) and waits for the index's generation that
 // holds it: the Service and the workloads it selects.
 func BenchmarkServiceChange(b *testing.B) {
-	reg := benchSource(b, "large")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = reg.Run(ctx) }()
-	idx, stop := runIndex(b, reg)
-	defer stop()
-	changed := make(chan address.Change, 1)
-	defer idx.Subscribe(func(c address.Change) {
-		if !c.Initial {
-			changed <- c
-		}
-	})()
+	reg, changed := changing(b, "large")
 	svcs := reg.Services()
 	b.ReportAllocs()
 	i := 0

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/meshreg/meshreg/internal/intern"
 	"github.com/meshreg/meshreg/internal/metrics"
 	"github.com/meshreg/meshreg/internal/store"
 	"github.com/meshreg/meshreg/model"
@@ -46,6 +47,8 @@ type Controller struct {
 	clusters []model.ClusterID
 	// nsSel selects namespaces; nil selects all.
 	nsSel labels.Selector
+	// podLabels interns the pods' label maps (see stripPods).
+	podLabels *intern.Maps
 
 	// metrics is nil unless Options.Metrics is set.
 	metrics *metrics.Registry
@@ -143,6 +146,7 @@ func New(client kubernetes.Interface, opts Options) (*Controller, error) {
 		shard:     model.ShardKey{Provider: model.Kubernetes, Cluster: opts.ClusterID},
 		clusters:  []model.ClusterID{opts.ClusterID},
 		nsSel:     sel,
+		podLabels: intern.NewMaps(),
 		in:        newInbox(),
 		cl:        newCluster(),
 		dirty:     newDirtySet(),

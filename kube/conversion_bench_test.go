@@ -74,7 +74,7 @@ func BenchmarkSliceToEndpoints(b *testing.B) {
 		Spec:       corev1.PodSpec{NodeName: "node-0", ServiceAccountName: "svc"},
 		Status:     corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.1.0.0"},
 	}
-	info := newPodInfo(pod)
+	info := newPodInfo(pod, nil)
 	env := podEnv{cluster: "c1", trustDomain: model.DefaultTrustDomain, node: model.Locality{Region: "r", Zone: "z"}}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -82,7 +82,7 @@ func TestPodWorkload(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := base()
 			tt.mod(pod)
-			got, err := podWorkload(newPodInfo(pod), env)
+			got, err := podWorkload(newPodInfo(pod, nil), env)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) || got != nil {
 					t.Fatalf("podWorkload = %v, %v; want error %v", got, err, tt.wantErr)
@@ -148,7 +148,7 @@ func FuzzPodWorkload(f *testing.F) {
 			Spec:       corev1.PodSpec{ServiceAccountName: sa, Containers: []corev1.Container{{Ports: []corev1.ContainerPort{{Name: portName, ContainerPort: port}}}}},
 			Status:     corev1.PodStatus{Phase: corev1.PodPhase(phase), PodIP: ip1, PodIPs: []corev1.PodIP{{IP: ip1}, {IP: ip2}}},
 		}
-		w, err := podWorkload(newPodInfo(pod), podEnv{cluster: "c"})
+		w, err := podWorkload(newPodInfo(pod, nil), podEnv{cluster: "c"})
 		if err != nil {
 			if w != nil {
 				t.Fatal("workload with error")

@@ -31,7 +31,7 @@ func newTestEnv(pods ...*corev1.Pod) *testEnv {
 }
 
 func (e *testEnv) setPod(p *corev1.Pod) {
-	info := newPodInfo(p)
+	info := newPodInfo(p, nil)
 	e.pods[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = info
 	meta := podEndpoint(info, podEnv{cluster: "c1", trustDomain: "td"})
 	e.metas[info] = &meta

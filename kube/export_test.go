@@ -33,7 +33,7 @@ func LoadUnstarted(c *Controller, objs []runtime.Object) error {
 		case *discoveryv1.EndpointSlice:
 			put = func(ch *changes) { ch.slices[key] = newSliceInfo(o) }
 		case *corev1.Pod:
-			pod := newPodInfo(o)
+			pod := newPodInfo(o, nil)
 			put = func(ch *changes) {
 				ch.pods[key] = pod
 				ch.listedPods = append(ch.listedPods, pod)

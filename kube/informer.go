@@ -189,7 +189,7 @@ func (c *Controller) kinds() []kind {
 	return []kind{
 		{servicesInformer, stripService, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Service { return ch.services }, func(ch *changes) *[]*corev1.Service { return &ch.listedServices })},
 		{endpointSlicesInformer, stripSlice, handle(c, func(ch *changes) map[types.NamespacedName]*sliceInfo { return ch.slices }, nil)},
-		{podsInformer, stripPod, handle(c, func(ch *changes) map[types.NamespacedName]*podInfo { return ch.pods }, func(ch *changes) *[]*podInfo { return &ch.listedPods })},
+		{podsInformer, stripPods(c.podLabels), handle(c, func(ch *changes) map[types.NamespacedName]*podInfo { return ch.pods }, func(ch *changes) *[]*podInfo { return &ch.listedPods })},
 		{nodesInformer, stripNode, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Node { return ch.nodes }, nil)},
 		{namespacesInformer, stripNamespace, handle(c, func(ch *changes) map[types.NamespacedName]*corev1.Namespace { return ch.namespaces }, nil)},
 	}

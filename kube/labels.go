@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/meshreg/meshreg/internal/intern"
 	"github.com/meshreg/meshreg/model"
 )
 
@@ -132,11 +133,5 @@ func (s *labelSharer) labels(base map[string]string, loc model.Locality, network
 
 // hash hashes endpointLabels's inputs, the labels in any order.
 func (s *labelSharer) hash(base map[string]string, topo labelTopology) uint64 {
-	var sum uint64
-	for k, v := range base {
-		// A sum is independent of the map's order; each entry mixes
-		// its key and value, so that swapped values hash apart.
-		sum += maphash.String(s.seed, k)*0x9e3779b97f4a7c15 ^ maphash.String(s.seed, v)
-	}
-	return sum ^ maphash.Comparable(s.seed, topo)
+	return intern.Hash(s.seed, base) ^ maphash.Comparable(s.seed, topo)
 }

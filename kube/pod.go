@@ -9,11 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshreg/meshreg/internal/intern"
 	"github.com/meshreg/meshreg/model"
 )
 
 // podInfo is the controller's cached form of a Pod: the pod informer's
-// transform (stripPod) turns every Pod into one, so the informer cache and
+// transform (stripPods) turns every Pod into one, so the informer cache and
 // the controller hold these instead of corev1.Pod. A corev1.Pod struct is
 // over a kilobyte before any of its contents; a podInfo keeps only what
 // conversion reads, with the IPs already parsed. A podInfo is never
@@ -38,6 +39,10 @@ type podInfo struct {
 	// redirected is set by the ambient redirection annotation.
 	workloadName string
 	redirected   bool
+	// shared keeps labels interned (see intern.Maps): labels is
+	// shared.M, the one map of the pods with these labels; nil when
+	// labels are not interned.
+	shared *intern.Labels
 }
 
 // namedPort is a named container port.
@@ -46,8 +51,9 @@ type namedPort struct {
 	port int32
 }
 
-// newPodInfo returns the cached form of a pod.
-func newPodInfo(pod *corev1.Pod) *podInfo {
+// newPodInfo returns the cached form of a pod, its labels interned in
+// labels (nil: not interned).
+func newPodInfo(pod *corev1.Pod, labels *intern.Maps) *podInfo {
 	p := &podInfo{
 		objectMeta: objectMeta{
 			namespace:       pod.Namespace,
@@ -68,6 +74,13 @@ func newPodInfo(pod *corev1.Pod) *podInfo {
 		redirected:     pod.Annotations[model.AmbientRedirectionAnnotation] == "enabled",
 	}
 	p.hostname, p.subdomain = podDNSNames(pod)
+	if labels != nil {
+		p.shared = labels.Labels(pod.Labels)
+		p.labels = nil
+		if p.shared != nil {
+			p.labels = p.shared.M
+		}
+	}
 	return p
 }
 

@@ -6,7 +6,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
+	"github.com/meshreg/meshreg/internal/intern"
 	"github.com/meshreg/meshreg/model"
 )
 
@@ -105,14 +107,18 @@ func stripSlice(obj any) (any, error) {
 	return newSliceInfo(s), nil
 }
 
-// stripPod turns a Pod into the controller's lean podInfo: labels, node,
-// service account, phase, parsed IPs and named container ports.
-func stripPod(obj any) (any, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
+// stripPods returns the transform that turns a Pod into the controller's
+// lean podInfo: labels (interned in labels, so that the pods of a replica
+// set hold one map), node, service account, phase, parsed IPs and named
+// container ports.
+func stripPods(labels *intern.Maps) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			return obj, nil
+		}
+		return newPodInfo(pod, labels), nil
 	}
-	return newPodInfo(pod), nil
 }
 
 // stripNode keeps the name and the topology labels (nodeLocality); of a

@@ -24,11 +24,11 @@ type entry struct {
 	// inline endpoints, or the host itself for DNS entries without
 	// endpoints and selector.
 	fixed map[model.Hostname][]*model.Endpoint
-	// selectedKeys are the keys of the workloads the selector selects,
-	// sorted (model.WorkloadKey.Compare); selected holds their endpoints, in
-	// that order.
-	selectedKeys []model.WorkloadKey
-	selected     []*model.Endpoint
+	// selectedSlots are the slots of the workloads the selector selects,
+	// sorted by key (model.WorkloadKey.Compare); selected holds their
+	// endpoints, in that order.
+	selectedSlots []*slot
+	selected      []*model.Endpoint
 	// autoVIPs: the entry's hosts may have auto VIPs (autoAllocates);
 	// statusVIPs are those its status gives each host (see
 	// autoaddress.go).

@@ -22,11 +22,22 @@ type selection struct {
 // labelPair is one key=value of a label set.
 type labelPair struct{ key, value string }
 
+// slot is one selectable workload's place in its namespace's selection:
+// the same for as long as a workload of its key is held, whatever its
+// versions, so that the label index and the entries that select it hold
+// a pointer rather than a copy of the key.
+type slot struct {
+	key model.WorkloadKey
+	wi  *model.WorkloadInstance
+}
+
+func compareSlotKey(s *slot, k model.WorkloadKey) int { return s.key.Compare(k) }
+
 // nsSelection is one namespace's part of a selection.
 type nsSelection struct {
-	workloads map[model.WorkloadKey]*model.WorkloadInstance
-	// byLabel holds the keys of the workloads that carry each pair.
-	byLabel map[labelPair]map[model.WorkloadKey]struct{}
+	workloads map[model.WorkloadKey]*slot
+	// byLabel holds the slots of the workloads that carry each pair.
+	byLabel map[labelPair]map[*slot]struct{}
 	// entries holds the entries with a selector by the pair they are
 	// indexed under (indexPair); an entry whose selector is empty, and
 	// so selects every workload, under the zero pair.
@@ -39,8 +50,8 @@ func (s *selection) ns(name string) *nsSelection {
 	n := s.namespaces[name]
 	if n == nil {
 		n = &nsSelection{
-			workloads: map[model.WorkloadKey]*model.WorkloadInstance{},
-			byLabel:   map[labelPair]map[model.WorkloadKey]struct{}{},
+			workloads: map[model.WorkloadKey]*slot{},
+			byLabel:   map[labelPair]map[*slot]struct{}{},
 			entries:   map[labelPair]map[nsName]*entry{},
 		}
 		s.namespaces[name] = n
@@ -58,34 +69,47 @@ func (s *selection) dropIfEmpty(name string) {
 // workload returns the workload of key in a namespace; nil when absent.
 func (s *selection) workload(namespace string, key model.WorkloadKey) *model.WorkloadInstance {
 	if n := s.namespaces[namespace]; n != nil {
-		return n.workloads[key]
+		if sl := n.workloads[key]; sl != nil {
+			return sl.wi
+		}
 	}
 	return nil
 }
 
 // setWorkload replaces the workload of key (nil removes it) and returns
-// the one it replaced.
-func (s *selection) setWorkload(namespace string, key model.WorkloadKey, wi *model.WorkloadInstance) (old *model.WorkloadInstance) {
+// the one it replaced, and the workload's slot: nil once removed.
+func (s *selection) setWorkload(namespace string, key model.WorkloadKey, wi *model.WorkloadInstance) (old *model.WorkloadInstance, sl *slot) {
 	n := s.ns(namespace)
-	old = n.workloads[key]
-	if old != nil && wi != nil && maps.Equal(old.Endpoint.Labels, wi.Endpoint.Labels) {
-		n.workloads[key] = wi // the same labels: the index stays
-		return old
+	sl = n.workloads[key]
+	if sl != nil {
+		old = sl.wi
+	}
+	switch {
+	case sl == nil && wi == nil:
+		s.dropIfEmpty(namespace)
+		return nil, nil
+	case sl == nil:
+		sl = &slot{key: key}
+		n.workloads[key] = sl
+	case wi != nil && maps.Equal(old.Endpoint.Labels, wi.Endpoint.Labels):
+		sl.wi = wi // the same labels: the index stays
+		return old, sl
 	}
 	if old != nil {
 		for k, v := range old.Endpoint.Labels {
-			index.RemoveFrom(n.byLabel, labelPair{k, v}, key)
+			index.RemoveFrom(n.byLabel, labelPair{k, v}, sl)
 		}
+	}
+	sl.wi = wi
+	if wi == nil {
 		delete(n.workloads, key)
+		s.dropIfEmpty(namespace)
+		return old, nil
 	}
-	if wi != nil {
-		n.workloads[key] = wi
-		for k, v := range wi.Endpoint.Labels {
-			index.AddTo(n.byLabel, labelPair{k, v}, key, struct{}{})
-		}
+	for k, v := range wi.Endpoint.Labels {
+		index.AddTo(n.byLabel, labelPair{k, v}, sl, struct{}{})
 	}
-	s.dropIfEmpty(namespace)
-	return old
+	return old, sl
 }
 
 // indexPair is the pair an entry is indexed under: its selector's pair of
@@ -148,21 +172,19 @@ func (s *selection) entriesFor(namespace string, labelSets []map[string]string, 
 	}
 }
 
-// selectedBy returns the keys of the workloads an entry selects, sorted:
-// those that carry the rarest pair of its selector and match the rest of
-// it; every workload of its namespace for an empty selector.
-func (s *selection) selectedBy(e *entry) []model.WorkloadKey {
+// selectedBy returns the slots of the workloads an entry selects, sorted
+// by key: those that carry the rarest pair of its selector and match the
+// rest of it; every workload of its namespace for an empty selector.
+func (s *selection) selectedBy(e *entry) []*slot {
 	n := s.namespaces[e.ref.Namespace]
 	if e.selector == nil || n == nil {
 		return nil
 	}
-	var out []model.WorkloadKey
+	var out []*slot
 	if len(e.selector) == 0 {
-		for k := range n.workloads {
-			out = append(out, k)
-		}
+		out = slices.AppendSeq(make([]*slot, 0, len(n.workloads)), maps.Values(n.workloads))
 	} else {
-		var rarest map[model.WorkloadKey]struct{}
+		var rarest map[*slot]struct{}
 		for k, v := range e.selector {
 			keys := n.byLabel[labelPair{k, v}]
 			if len(keys) == 0 {
@@ -172,12 +194,12 @@ func (s *selection) selectedBy(e *entry) []model.WorkloadKey {
 				rarest = keys
 			}
 		}
-		for k := range rarest {
-			if e.selects(n.workloads[k]) {
-				out = append(out, k)
+		for sl := range rarest {
+			if e.selects(sl.wi) {
+				out = append(out, sl)
 			}
 		}
 	}
-	slices.SortFunc(out, model.WorkloadKey.Compare)
+	slices.SortFunc(out, func(a, b *slot) int { return a.key.Compare(b.key) })
 	return out
 }

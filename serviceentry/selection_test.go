@@ -15,10 +15,10 @@ func selWorkload(ns, name string, labels map[string]string) (model.WorkloadKey, 
 		Endpoint: model.Endpoint{Labels: labels, Cluster: "c1"}}
 }
 
-func names(keys []model.WorkloadKey) []string {
+func names(slots []*slot) []string {
 	var out []string
-	for _, k := range keys {
-		out = append(out, k.Name)
+	for _, sl := range slots {
+		out = append(out, sl.key.Name)
 	}
 	return out
 }
@@ -69,7 +69,7 @@ func TestSelection(t *testing.T) {
 	// web-1 moves to the back tier: the entries that could select it
 	// before or after are asked, the others not.
 	k, moved := selWorkload("prod", "web-1", map[string]string{"app": "web", "tier": "back"})
-	old := s.setWorkload("prod", k, moved)
+	old, _ := s.setWorkload("prod", k, moved)
 	var asked []string
 	s.entriesFor("prod", []map[string]string{old.Endpoint.Labels, moved.Endpoint.Labels}, func(e *entry) {
 		asked = append(asked, e.ref.Name)

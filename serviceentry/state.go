@@ -152,7 +152,7 @@ func (s *state) setWorkload(key model.WorkloadKey, namespace string, wi *model.W
 	if s.sel.workload(namespace, key) == nil && wi == nil {
 		return
 	}
-	old := s.sel.setWorkload(namespace, key, wi)
+	old, sl := s.sel.setWorkload(namespace, key, wi)
 	var labelSets []map[string]string
 	for _, w := range []*model.WorkloadInstance{old, wi} {
 		if w != nil {
@@ -161,23 +161,23 @@ func (s *state) setWorkload(key model.WorkloadKey, namespace string, wi *model.W
 	}
 	s.sel.entriesFor(namespace, labelSets, func(e *entry) {
 		if e.selects(old) || e.selects(wi) {
-			s.reselect(e, key, e.selects(wi))
+			s.reselect(e, key, sl, e.selects(wi))
 			d.add(e.keys()...)
 		}
 	})
 }
 
 // reselect records that the workload of key, which changed, is now
-// selected by e or not, and recomputes the endpoints of the workloads e
-// selects: a workload's change costs the entry its selected workloads,
-// not a scan of its namespace.
-func (s *state) reselect(e *entry, key model.WorkloadKey, selected bool) {
-	i, found := slices.BinarySearchFunc(e.selectedKeys, key, model.WorkloadKey.Compare)
+// selected by e (through its slot sl) or not, and recomputes the
+// endpoints of the workloads e selects: a workload's change costs the
+// entry its selected workloads, not a scan of its namespace.
+func (s *state) reselect(e *entry, key model.WorkloadKey, sl *slot, selected bool) {
+	i, found := slices.BinarySearchFunc(e.selectedSlots, key, compareSlotKey)
 	switch {
 	case selected && !found:
-		e.selectedKeys = slices.Insert(e.selectedKeys, i, key)
+		e.selectedSlots = slices.Insert(e.selectedSlots, i, sl)
 	case !selected && found:
-		e.selectedKeys = slices.Delete(e.selectedKeys, i, i+1)
+		e.selectedSlots = slices.Delete(e.selectedSlots, i, i+1)
 	}
 	s.selectedEndpoints(e)
 }
@@ -187,16 +187,16 @@ func (s *state) reselect(e *entry, key model.WorkloadKey, selected bool) {
 // selector's rarest pair, not its namespace's) and recomputes their
 // endpoints.
 func (s *state) selectWorkloads(e *entry) {
-	e.selectedKeys = s.sel.selectedBy(e)
+	e.selectedSlots = s.sel.selectedBy(e)
 	s.selectedEndpoints(e)
 }
 
 // selectedEndpoints recomputes the endpoints of the workloads e selects
-// (e.selectedKeys), in the order of their keys.
+// (e.selectedSlots), in the order of their keys.
 func (s *state) selectedEndpoints(e *entry) {
 	e.selected = nil
-	for _, k := range e.selectedKeys {
-		e.selected = append(e.selected, workloadEndpoints(s.sel.workload(e.ref.Namespace, k), e.ports, e.res, s.c)...)
+	for _, sl := range e.selectedSlots {
+		e.selected = append(e.selected, workloadEndpoints(sl.wi, e.ports, e.res, s.c)...)
 	}
 }
 

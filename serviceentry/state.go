@@ -33,6 +33,9 @@ type state struct {
 	// Pods handed in) and the entries with a workloadSelector, indexed
 	// for selection.
 	sel *selection
+	// labels shares the label maps of the WorkloadEntries' instances
+	// (those of sel), which its endpoints share in turn.
+	labels *labelMaps
 }
 
 func newState(c convCtx, st *store.Store, log *slog.Logger) *state {
@@ -45,6 +48,7 @@ func newState(c convCtx, st *store.Store, log *slog.Logger) *state {
 		entries: map[nsName]*entry{},
 		byKey:   map[model.ServiceKey]map[nsName]*entry{},
 		sel:     newSelection(),
+		labels:  newLabelMaps(),
 	}
 }
 
@@ -136,7 +140,11 @@ func (s *state) setWorkloadEntry(ref nsName, we *networkingv1.WorkloadEntry, d d
 			}
 			s.store.SetDiagnostics(diagOwner, ds)
 			wi = convertWorkloadEntry(we, s.c)
+			wi.Endpoint.Labels = s.labels.hold(wi.Endpoint.Labels)
 		}
+	}
+	if old := s.sel.workload(ref.Namespace, key); old != nil {
+		s.labels.release(old.Endpoint.Labels) // the entry's previous instance
 	}
 	if wi == nil {
 		s.store.DeleteWorkload(key)

@@ -10,6 +10,7 @@ import (
 	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
 
 	"github.com/meshreg/meshreg/internal/index"
+	"github.com/meshreg/meshreg/internal/intern"
 	"github.com/meshreg/meshreg/internal/store"
 	"github.com/meshreg/meshreg/model"
 )
@@ -35,7 +36,7 @@ type state struct {
 	sel *selection
 	// labels shares the label maps of the WorkloadEntries' instances
 	// (those of sel), which its endpoints share in turn.
-	labels *labelMaps
+	labels *intern.Counted
 }
 
 func newState(c convCtx, st *store.Store, log *slog.Logger) *state {
@@ -48,7 +49,7 @@ func newState(c convCtx, st *store.Store, log *slog.Logger) *state {
 		entries: map[nsName]*entry{},
 		byKey:   map[model.ServiceKey]map[nsName]*entry{},
 		sel:     newSelection(),
-		labels:  newLabelMaps(),
+		labels:  intern.NewCounted(),
 	}
 }
 
@@ -140,11 +141,11 @@ func (s *state) setWorkloadEntry(ref nsName, we *networkingv1.WorkloadEntry, d d
 			}
 			s.store.SetDiagnostics(diagOwner, ds)
 			wi = convertWorkloadEntry(we, s.c)
-			wi.Endpoint.Labels = s.labels.hold(wi.Endpoint.Labels)
+			wi.Endpoint.Labels = s.labels.Hold(wi.Endpoint.Labels)
 		}
 	}
 	if old := s.sel.workload(ref.Namespace, key); old != nil {
-		s.labels.release(old.Endpoint.Labels) // the entry's previous instance
+		s.labels.Release(old.Endpoint.Labels) // the entry's previous instance
 	}
 	if wi == nil {
 		s.store.DeleteWorkload(key)

@@ -3,6 +3,7 @@ package intern_test
 import (
 	"fmt"
 	"hash/maphash"
+	"reflect"
 	"runtime"
 	"sync"
 	"testing"
@@ -108,4 +109,35 @@ func ExampleMaps() {
 	b := x.Labels(map[string]string{"version": "v1", "app": "reviews"})
 	fmt.Println(a == b, b.M["app"])
 	// Output: true reviews
+}
+
+// sameMap reports whether a and b are one map.
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// TestCounted: equal maps are one map for as long as one holder keeps
+// it; the last release forgets it.
+func TestCounted(t *testing.T) {
+	x := intern.NewCounted()
+	a := x.Hold(map[string]string{"app": "a", "v": "1"})
+	b := x.Hold(map[string]string{"v": "1", "app": "a"})
+	c := x.Hold(map[string]string{"app": "a", "v": "2"})
+	if !sameMap(a, b) || sameMap(a, c) {
+		t.Fatal("equal maps not shared, or different maps shared")
+	}
+	if e := x.Hold(map[string]string{}); e == nil || x.Len() != 2 {
+		t.Fatal("an empty map is returned as it is and not held")
+	}
+	x.Release(a)
+	if d := x.Hold(map[string]string{"app": "a", "v": "1"}); !sameMap(d, b) {
+		t.Fatal("a map still held is forgotten")
+	}
+	x.Release(b)
+	x.Release(b)
+	x.Release(c)
+	x.Release(map[string]string{"never": "held"}) // ignored
+	if x.Len() != 0 {
+		t.Fatalf("released maps still held: %d", x.Len())
+	}
 }

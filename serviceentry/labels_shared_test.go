@@ -13,31 +13,6 @@ func sameMap(a, b map[string]string) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
-// TestLabelMaps: equal maps are one map for as long as one holder keeps
-// it; the last release forgets it.
-func TestLabelMaps(t *testing.T) {
-	x := newLabelMaps()
-	a := x.hold(map[string]string{"app": "a", "v": "1"})
-	b := x.hold(map[string]string{"v": "1", "app": "a"})
-	c := x.hold(map[string]string{"app": "a", "v": "2"})
-	if !sameMap(a, b) || sameMap(a, c) {
-		t.Fatal("equal maps not shared, or different maps shared")
-	}
-	if e := x.hold(map[string]string{}); e == nil || len(x.byHash) != 2 {
-		t.Fatal("an empty map is returned as it is and not held")
-	}
-	x.release(a)
-	if d := x.hold(map[string]string{"app": "a", "v": "1"}); !sameMap(d, b) {
-		t.Fatal("a map still held is forgotten")
-	}
-	x.release(b)
-	x.release(b)
-	x.release(c)
-	if len(x.byHash) != 0 {
-		t.Fatalf("released maps still held: %v", x.byHash)
-	}
-}
-
 // TestWorkloadEntryLabelsShared: WorkloadEntries whose labels (with the
 // topology labels added) are equal share one map, which their endpoints
 // share too; a changed or deleted entry lets go of it.
@@ -62,12 +37,12 @@ func TestWorkloadEntryLabelsShared(t *testing.T) {
 	}
 	e1 := loadWE(t, we("w1", "ns", "b", "10.0.0.1"))
 	s.setWorkloadEntry(nsName{"ns", "w1"}, e1, d)
-	if sameMap(wi("w1").Endpoint.Labels, w2.Endpoint.Labels) || wi("w1").Endpoint.Labels["app"] != "b" || len(s.labels.byHash) != 2 {
-		t.Fatalf("after w1's change: labels %v, %d maps held; want app=b, 2 maps", wi("w1").Endpoint.Labels, len(s.labels.byHash))
+	if sameMap(wi("w1").Endpoint.Labels, w2.Endpoint.Labels) || wi("w1").Endpoint.Labels["app"] != "b" || s.labels.Len() != 2 {
+		t.Fatalf("after w1's change: labels %v, %d maps held; want app=b, 2 maps", wi("w1").Endpoint.Labels, s.labels.Len())
 	}
 	s.setWorkloadEntry(nsName{"ns", "w1"}, nil, d)
 	s.setWorkloadEntry(nsName{"ns", "w2"}, nil, d)
-	if len(s.labels.byHash) != 0 {
-		t.Fatalf("deleted entries' labels still held: %v", s.labels.byHash)
+	if s.labels.Len() != 0 {
+		t.Fatalf("deleted entries' labels still held: %d", s.labels.Len())
 	}
 }

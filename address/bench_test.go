@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/meshreg/meshreg/address"
+	"github.com/meshreg/meshreg/internal/cputime"
 	"github.com/meshreg/meshreg/kube"
 	"github.com/meshreg/meshreg/model"
 	"github.com/meshreg/meshreg/registry/memory"
@@ -133,6 +134,7 @@ func BenchmarkPodChange(b *testing.B) {
 			ws := reg.Workloads()
 			b.ReportAllocs()
 			i := 0
+			cpu := cputime.Process()
 			for b.Loop() {
 				w := ws[i%len(ws)].DeepCopy()
 				if (i/len(ws))%2 == 0 {
@@ -145,6 +147,7 @@ func BenchmarkPodChange(b *testing.B) {
 					b.Fatalf("events %v", c.Events)
 				}
 			}
+			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
@@ -157,6 +160,7 @@ func BenchmarkServiceChange(b *testing.B) {
 	svcs := reg.Services()
 	b.ReportAllocs()
 	i := 0
+	cpu := cputime.Process()
 	for b.Loop() {
 		svc := *svcs[i%len(svcs)]
 		svc.Ports = append(slices.Clone(svc.Ports), model.Port{Name: fmt.Sprintf("extra-%d", i), Port: uint32(30000 + i%20000), Protocol: model.TCP})
@@ -167,6 +171,7 @@ func BenchmarkServiceChange(b *testing.B) {
 			b.Fatalf("no events for a Service's new port")
 		}
 	}
+	b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkMetadataChange measures a change of the cluster metadata at

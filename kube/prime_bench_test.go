@@ -2,12 +2,12 @@ package kube_test
 
 import (
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/meshreg/meshreg/internal/cputime"
 	"github.com/meshreg/meshreg/kube"
 	"github.com/meshreg/meshreg/registry"
 	"github.com/meshreg/meshreg/test/bench"
@@ -38,14 +38,14 @@ func BenchmarkPrime(b *testing.B) {
 				}
 				unsubscribe := c.Subscribe(registry.HandlerFuncs{})
 				runtime.GC()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				b.StartTimer()
 				n, finish := kube.Prime(c)
 				for !c.HasSynced() {
 					runtime.Gosched()
 				}
 				b.StopTimer()
-				cpu += cpuTime() - cpu0
+				cpu += cputime.Process() - cpu0
 				finish()
 				unsubscribe()
 				if n < len(objs)/2 {
@@ -56,13 +56,4 @@ func BenchmarkPrime(b *testing.B) {
 			b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-// cpuTime returns the CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

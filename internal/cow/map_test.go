@@ -1,8 +1,10 @@
 package cow
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -69,16 +71,62 @@ func TestZeroMap(t *testing.T) {
 	}
 }
 
-func BenchmarkEditOne(b *testing.B) {
+// TestEditCopiesOnePath checks what an edit of one entry copies: the
+// root, the entry's node and its leaf; every other node and leaf is the
+// earlier version's. And two editors of one version do not see each
+// other's writes.
+func TestEditCopiesOnePath(t *testing.T) {
 	e := Map[int, int]{}.Edit()
-	for i := range 10000 {
+	for i := range 100000 {
 		e.Set(i, i)
 	}
 	m := e.Done()
-	b.ResetTimer()
-	for i := range b.N {
-		e := m.Edit()
-		e.Set(i%10000, i)
-		m = e.Done()
+	e1, e2 := m.Edit(), m.Edit()
+	e1.Set(7, -7)
+	e2.Delete(7)
+	m1, m2 := e1.Done(), e2.Done()
+	if v, _ := m1.Get(7); v != -7 {
+		t.Errorf("m1: Get(7) = %d, want -7", v)
+	}
+	if _, ok := m2.Get(7); ok || m2.Len() != 99999 || m1.Len() != 100000 {
+		t.Errorf("m2 has 7, or lengths %d, %d are wrong", m1.Len(), m2.Len())
+	}
+	if v, _ := m.Get(7); v != 7 {
+		t.Errorf("the original changed: Get(7) = %d", v)
+	}
+	i, j := m.root.place(7)
+	for n := range fan {
+		if (m1.root.nodes[n] == m.root.nodes[n]) == (n == i) {
+			t.Errorf("node %d: shared = %v, want %v", n, m1.root.nodes[n] == m.root.nodes[n], n != i)
+		}
+	}
+	for l := range fan {
+		shared := sameMap(m1.root.nodes[i].leaves[l], m.root.nodes[i].leaves[l])
+		if shared == (l == j) {
+			t.Errorf("leaf %d of the edited node: shared = %v, want %v", l, shared, l != j)
+		}
+	}
+}
+
+// sameMap reports whether a and b are one map.
+func sameMap(a, b map[int]int) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+func BenchmarkEditOne(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			e := Map[int, int]{}.Edit()
+			for i := range n {
+				e.Set(i, i)
+			}
+			m := e.Done()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				e := m.Edit()
+				e.Set(i%n, i)
+				m = e.Done()
+			}
+		})
 	}
 }

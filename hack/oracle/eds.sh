@@ -47,6 +47,8 @@ for dir in testdata/eds/$glob/; do
     echo "== $name: istio-xds failed: $(tail -1 "$out/$name.istio.err")"; fail=$((fail+1)); continue
   fi
   xport=$(port) dport=$(port)
+  # The two are picked apart: the second may be the first again.
+  while [ "$dport" = "$xport" ]; do dport=$(port); done
   "$out/xds-server" "${args[@]}" -xds-addr "127.0.0.1:$xport" -debug-addr "127.0.0.1:$dport" 2> "$out/$name.server.err" &
   server=$!
   for _ in $(seq 100); do

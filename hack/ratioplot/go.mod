@@ -1,0 +1,3 @@
+module github.com/meshreg/meshreg/hack/ratioplot
+
+go 1.26

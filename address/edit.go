@@ -119,3 +119,53 @@ func backed(a *workloadapi.Address) []string {
 	}
 	return out
 }
+
+// produce sets the workloads an input now produces (see
+// produceAddresses).
+func (x *Index) produce(e *edit, src source, ws []*workloadapi.Workload, diags []model.Diagnostic) bool {
+	out := make([]*workloadapi.Address, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, workloadAddress(w))
+	}
+	return x.produceAddresses(e, src, out, diags)
+}
+
+// produceAddresses sets the resources an input now produces, removing
+// those it no longer does, and its diagnostics; it reports whether the
+// diagnostics changed.
+func (x *Index) produceAddresses(e *edit, src source, out []*workloadapi.Address, diags []model.Diagnostic) bool {
+	st := x.st
+	keys := make([]string, 0, len(out))
+	for _, a := range out {
+		k := ResourceKey(a)
+		keys = append(keys, k)
+		e.put(k, a)
+	}
+	for _, k := range st.produced[src] {
+		if !slices.Contains(keys, k) {
+			e.remove(k)
+		}
+	}
+	if len(keys) == 0 {
+		delete(st.produced, src)
+	} else {
+		st.produced[src] = keys
+	}
+	old := st.diags[src]
+	if len(diags) == 0 {
+		delete(st.diags, src)
+	} else {
+		st.diags[src] = diags
+	}
+	return !sameDiags(old, diags)
+}
+
+// ResourceKey returns a resource's key: a workload's uid, a service's
+// "namespace/hostname".
+func ResourceKey(a *workloadapi.Address) string {
+	if w := a.GetWorkload(); w != nil {
+		return w.Uid
+	}
+	s := a.GetService()
+	return serviceKey(s.Namespace, s.Hostname)
+}

@@ -124,10 +124,15 @@ func (e *Editor[K, V]) Set(k K, v V) {
 
 // Delete removes k, if present.
 func (e *Editor[K, V]) Delete(k K) {
-	if _, ok := e.root.get(k); !ok {
+	i, j := e.root.place(k)
+	n := e.root.nodes[i]
+	if n == nil {
 		return
 	}
-	delete(e.writable(e.root.place(k)), k)
+	if _, ok := n.leaves[j][k]; !ok {
+		return
+	}
+	delete(e.writable(i, j), k)
 	e.root.len--
 }
 
